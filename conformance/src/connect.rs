@@ -239,33 +239,48 @@ impl GetStream {
     }
 }
 
+/// The server side of a loopback leg: the first transport a service's factory hands
+/// over is kept; a later one (a client starting over) has nobody to serve it and is
+/// dropped, which ends it at once.
+#[derive(Clone, Default)]
+struct FirstTransport(std::sync::Arc<std::sync::Mutex<Option<BoxTransport>>>);
+
+impl FirstTransport {
+    /// Keeps `transport` if it is the first one.
+    fn offer<T: modelctx_transport::Transport>(&self, transport: T) {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let (sink, stream) = transport.split();
+            *slot = Some((Box::new(sink), Box::new(stream)));
+        }
+    }
+
+    /// The transport kept; `what` names the factory call that should have made it.
+    fn take(&self, what: &str) -> BoxTransport {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_else(|| panic!("the factory ran for {what}"))
+    }
+}
+
 /// The streamable HTTP leg: a `StreamableHttpService` on 127.0.0.1:0 with one session
 /// opened up front (the server side), and a client transport attached to it.
 mod http {
-    use std::sync::Mutex;
 
     use modelctx_http::{
         HttpServerTransport, StreamableHttpClientTransport, StreamableHttpServerConfig,
         StreamableHttpService,
     };
-    use modelctx_transport::{BoxTransport, Transport, boxed};
+    use modelctx_transport::{BoxTransport, boxed};
 
     pub(super) async fn pair() -> (BoxTransport, BoxTransport) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let url = format!("http://{}/mcp", listener.local_addr().expect("local addr"));
-        let server_side: std::sync::Arc<Mutex<Option<BoxTransport>>> = Default::default();
+        let (listener, url) = crate::support::loopback("/mcp").await;
+        // The session opened below is the server side.
+        let server_side = super::FirstTransport::default();
         let slot = server_side.clone();
-        let service = StreamableHttpService::new(move |transport| {
-            // The session opened below is the server side; a later one (a client
-            // starting over) has nobody to serve it and ends at once.
-            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.is_none() {
-                let (sink, stream) = transport.split();
-                *slot = Some((Box::new(sink), Box::new(stream)));
-            }
-        });
+        let service = StreamableHttpService::new(move |transport| slot.offer(transport));
         // The session exists before the first message, as a byte pipe does, and the
         // server ending it ends the client's stream, as closing a pipe would.
         let session = service.open_session().expect("a session");
@@ -275,11 +290,7 @@ mod http {
             .close_on_session_end(true)
             .build()
             .expect("a valid URL");
-        let server = server_side
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-            .expect("the factory ran for the opened session");
+        let server = server_side.take("the opened session");
         (boxed(client), server)
     }
 
@@ -287,10 +298,7 @@ mod http {
     where
         F: Fn(HttpServerTransport) + Send + Sync + 'static,
     {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let url = format!("http://{}/mcp", listener.local_addr().expect("local addr"));
+        let (listener, url) = crate::support::loopback("/mcp").await;
         let config = if era_2026 {
             StreamableHttpServerConfig::default()
         } else {
@@ -492,36 +500,21 @@ mod shared {
 /// The legacy SSE leg: an `SseService` on 127.0.0.1:0 and a client connected to it;
 /// the session the client's stream opened is the server side.
 mod sse {
-    use std::sync::{Arc, Mutex};
-
     use modelctx_sse::{SseClientTransport, SseService};
-    use modelctx_transport::{BoxTransport, Transport, boxed};
+    use modelctx_transport::{BoxTransport, boxed};
 
     pub(super) async fn pair() -> (BoxTransport, BoxTransport) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let url = format!("http://{}/sse", listener.local_addr().expect("local addr"));
-        let server_side: Arc<Mutex<Option<BoxTransport>>> = Default::default();
+        let (listener, url) = crate::support::loopback("/sse").await;
+        // The first stream is the server side.
+        let server_side = super::FirstTransport::default();
         let slot = server_side.clone();
-        let service = SseService::new(move |transport| {
-            // The first stream is the server side; a later one has nobody to serve it.
-            let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.is_none() {
-                let (sink, stream) = transport.split();
-                *slot = Some((Box::new(sink), Box::new(stream)));
-            }
-        });
+        let service = SseService::new(move |transport| slot.offer(transport));
         tokio::spawn(service.serve(listener, std::future::pending()));
         // The session exists once `connect` returns: the endpoint event follows it.
         let client = SseClientTransport::connect(&url)
             .await
             .expect("the legacy SSE client connects");
-        let server = server_side
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-            .expect("the factory ran for the client's stream");
+        let server = server_side.take("the client's stream");
         (boxed(client), server)
     }
 }

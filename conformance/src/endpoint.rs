@@ -94,10 +94,7 @@ impl HttpEndpoint {
                 (balancer.origin(), instances, Some(balancer))
             }
             _ => {
-                let listener = TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind 127.0.0.1:0");
-                let origin = format!("http://{}", listener.local_addr().expect("local addr"));
+                let (listener, origin) = crate::support::loopback("").await;
                 (origin, vec![listener], None)
             }
         };

@@ -15,6 +15,19 @@ use modelctx::types::{
 };
 use serde_json::{Value, json};
 
+/// A listener on a free port of 127.0.0.1, and the `http` URL of `path` (empty, or
+/// starting with `/`) there.
+pub async fn loopback(path: &str) -> (tokio::net::TcpListener, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let url = format!(
+        "http://{}{path}",
+        listener.local_addr().expect("local addr")
+    );
+    (listener, url)
+}
+
 /// A connected pair, with the client side's wire recorded.
 #[allow(missing_debug_implementations)] // a test fixture, never printed
 pub struct Pair {
@@ -91,6 +104,36 @@ pub async fn next_change(
         .await
         .unwrap_or_else(|| panic!("{what}: the stream ended"))
         .unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+/// Awaits the next change on a subscription or watch ([`support::next_change`]), asserts
+/// that it matches the pattern (with an optional `if` guard), and returns it: the
+/// expression `$next` is the stream's `next()` future, `$what` names the wait.
+///
+/// [`support::next_change`]: crate::support::next_change
+#[macro_export]
+macro_rules! assert_next_change {
+    ($what:expr, $next:expr, $pattern:pat $(if $guard:expr)?) => {{
+        let change = $crate::support::next_change($what, $next).await;
+        assert!(
+            matches!(&change, $pattern $(if $guard)?),
+            "{}: {change:?}",
+            $what
+        );
+        change
+    }};
+}
+
+/// Awaits `waiting`, a spawned call its caller cancelled, and asserts that it failed as
+/// cancelled.
+pub async fn cancelled_call<T: std::fmt::Debug>(
+    waiting: tokio::task::JoinHandle<Result<T, SessionError>>,
+) {
+    let err = within("the call to fail", waiting)
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
 }
 
 /// Sends a `ping` (id 1) on `sink`, and returns the first message `stream` brings next
@@ -338,6 +381,43 @@ pub fn client() -> ClientBuilder {
     Client::builder("conformance-client", "1.0.0").mode(modelctx::client::ConnectMode::Handshake)
 }
 
+/// A [`client`] that reports each list change of `kind` on the returned channel.
+pub fn signalling_client(
+    kind: modelctx::client::ListKind,
+) -> (
+    ClientBuilder,
+    tokio::sync::mpsc::UnboundedReceiver<modelctx::client::ListKind>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let builder = client().on_list_changed(kind, move |k| {
+        let _ = tx.send(k);
+    });
+    (builder, rx)
+}
+
+/// A [`signalling_client`] for list changes of `kind`, connected to `server`.
+pub async fn watching(
+    connector: &Connector,
+    server: &Server,
+    kind: modelctx::client::ListKind,
+) -> (
+    Pair,
+    tokio::sync::mpsc::UnboundedReceiver<modelctx::client::ListKind>,
+) {
+    let (builder, rx) = signalling_client(kind);
+    (connect(connector, server, builder).await, rx)
+}
+
+/// Waits for the next list change a [`signalling_client`] reports, which must be of
+/// `kind`; `what` names the change.
+pub async fn announced(
+    changes: &mut tokio::sync::mpsc::UnboundedReceiver<modelctx::client::ListKind>,
+    kind: modelctx::client::ListKind,
+    what: &str,
+) {
+    assert_eq!(within(what, changes.recv()).await, Some(kind), "{what}");
+}
+
 /// Connects [`client`] over `transport` in the 2026-07-28 way (`server/discover`).
 pub async fn connect_modern<T: Transport>(transport: T) -> Client {
     client()
@@ -345,6 +425,16 @@ pub async fn connect_modern<T: Transport>(transport: T) -> Client {
         .connect(transport)
         .await
         .unwrap()
+}
+
+/// Calls the tool `name` without arguments by a plain `tools/call` request, bounded by
+/// [`within`]: the result, or the error the call failed with.
+pub async fn call_tool_request(
+    client: &Client,
+    name: &str,
+) -> Result<CallToolResult, SessionError> {
+    let params = CallToolRequestParams::new(name);
+    within("the call", client.request::<CallToolRequest>(params)).await
 }
 
 /// The names of every tool `client` lists, in the order listed.

@@ -39,6 +39,36 @@ async fn read_text(client: &Client, uri: &str) -> String {
     }
 }
 
+/// A client of [`skills_server`] (its skills configured by `skills`) over `connector`.
+async fn skills_client(
+    connector: &modelctx_conformance::Connector,
+    skills: impl FnOnce(Skills) -> Skills,
+) -> Client {
+    connect(
+        connector,
+        &skills_server(skills),
+        "skills-conformance",
+        |b| b,
+    )
+    .await
+}
+
+/// A listed entry, checked by [`SkillEntry::from_value`], and its files (a server of
+/// skills built in code lists them: never dynamic); `at` names the cell.
+fn entry_and_files(value: &Value, at: &str) -> (SkillEntry, Vec<modelctx::skills::SkillFile>) {
+    let entry = SkillEntry::from_value(value.clone()).unwrap_or_else(|e| panic!("{at}: {e}"));
+    let SkillResources::Files(files) = &entry.resources else {
+        panic!("{at}: dynamic");
+    };
+    let files = files.clone();
+    (entry, files)
+}
+
+/// The raw `skills/get` answer for `uri`, which must succeed.
+async fn skill_get(client: &Client, uri: &str) -> Value {
+    raw::<RawGet>(client, json!({ "uri": uri })).await.unwrap()
+}
+
 fn skill_md(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\nInstructions.\n")
 }
@@ -92,11 +122,11 @@ fn skills_server(skills: impl FnOnce(Skills) -> Skills) -> Server {
 async fn sep_2640_skills_enumeration() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let server = skills_server(|s| {
+        let client = skills_client(&connector, |s| {
             s.page_size(3)
                 .cache_hints(Duration::from_secs(30), CacheScope::Public)
-        });
-        let client = connect(&connector, &server, "skills-conformance", |b| b).await;
+        })
+        .await;
         let declared = &client.server_capabilities().extensions.as_ref().unwrap()[EXTENSION_ID];
         assert_eq!(
             Value::Object(declared.clone()),
@@ -125,19 +155,13 @@ async fn sep_2640_skills_enumeration() {
         assert_eq!(uris, LISTED, "{at}: every listed skill once, in order");
 
         for value in &listed {
-            let entry =
-                SkillEntry::from_value(value.clone()).unwrap_or_else(|e| panic!("{at}: {e}"));
-            let SkillResources::Files(files) = &entry.resources else {
-                panic!("{at}: dynamic");
-            };
-            for file in files {
+            let (entry, files) = entry_and_files(value, &at);
+            for file in &files {
                 let text = read_text(&client, &file.uri).await;
                 assert_eq!(text.len() as u64, file.size, "{at}: {}", file.uri);
                 assert_eq!(digest(text.as_bytes()), file.digest, "{at}: {}", file.uri);
             }
-            let got = raw::<RawGet>(&client, json!({ "uri": entry.uri }))
-                .await
-                .unwrap();
+            let got = skill_get(&client, &entry.uri).await;
             assert_eq!(&got["skill"], value, "{at}");
             assert!(got.get("nextCursor").is_none(), "{at}");
         }
@@ -150,9 +174,7 @@ async fn sep_2640_skills_enumeration() {
             "{at}: the nested skill's files are the enclosing skill's too"
         );
 
-        let unlisted = raw::<RawGet>(&client, json!({"uri": "skill://internal-notes/SKILL.md"}))
-            .await
-            .unwrap();
+        let unlisted = skill_get(&client, "skill://internal-notes/SKILL.md").await;
         assert_eq!(
             unlisted["skill"]["frontmatter"]["name"], "internal-notes",
             "{at}"
@@ -184,13 +206,7 @@ async fn sep_2640_skills_enumeration() {
 async fn sep_2640_skills_directory() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let client = connect(
-            &connector,
-            &skills_server(|s| s.page_size(1)),
-            "skills-conformance",
-            |b| b,
-        )
-        .await;
+        let client = skills_client(&connector, |s| s.page_size(1)).await;
         let children = |result: &Value| -> Vec<(String, Option<String>)> {
             result["resources"]
                 .as_array()
@@ -262,13 +278,7 @@ async fn sep_2640_skills_directory() {
 async fn sep_2640_server_negative_cases() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let client = connect(
-            &connector,
-            &skills_server(|s| s.directory_read(false)),
-            "skills-conformance",
-            |b| b,
-        )
-        .await;
+        let client = skills_client(&connector, |s| s.directory_read(false)).await;
         let declared = &client.server_capabilities().extensions.as_ref().unwrap()[EXTENSION_ID];
         assert_eq!(Value::Object(declared.clone()), json!({}), "{at}");
         assert_eq!(
@@ -308,13 +318,7 @@ async fn sep_2640_server_negative_cases() {
 async fn sep_2640_client_capabilities() {
     for connector in cells() {
         let at = connector.cell().to_string();
-        let client = connect(
-            &connector,
-            &skills_server(|s| s),
-            "skills-conformance",
-            |b| b,
-        )
-        .await;
+        let client = skills_client(&connector, |s| s).await;
         let caps = client.server_capabilities();
         assert!(
             caps.extensions.as_ref().unwrap().contains_key(EXTENSION_ID),

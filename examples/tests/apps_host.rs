@@ -42,18 +42,33 @@ async fn start(bundle: &std::path::Path) -> Host {
     }
 }
 
+/// Starts `apps-host` with a stand-in bridge bundle in a fresh temporary directory
+/// named after `test`: the directory (for the test to remove) and the host.
+async fn start_with_a_bundle(test: &str) -> (std::path::PathBuf, Host) {
+    let dir = std::env::temp_dir().join(format!("apps-host-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bundle = dir.join("app-bridge.js");
+    std::fs::write(&bundle, "export const AppBridge = class {};\n").unwrap();
+    let host = start(&bundle).await;
+    (dir, host)
+}
+
 impl Host {
+    /// The address of `path` on the host.
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Sends `request`, bounded.
+    async fn send(&self, request: reqwest::RequestBuilder) -> reqwest::Response {
+        within(WITHIN, "an answer", request.send())
+            .await
+            .expect("apps-host answers")
+    }
+
     async fn post(&self, path: &str, body: &Value) -> reqwest::Response {
-        within(
-            WITHIN,
-            "an answer",
-            self.http
-                .post(format!("{}{path}", self.base))
-                .body(body.to_string())
-                .send(),
-        )
-        .await
-        .expect("apps-host answers")
+        self.send(self.http.post(self.url(path)).body(body.to_string()))
+            .await
     }
 
     async fn post_json(&self, path: &str, body: &Value) -> Value {
@@ -68,13 +83,7 @@ impl Host {
     }
 
     async fn get(&self, path: &str) -> reqwest::Response {
-        within(
-            WITHIN,
-            "an answer",
-            self.http.get(format!("{}{path}", self.base)).send(),
-        )
-        .await
-        .expect("apps-host answers")
+        self.send(self.http.get(self.url(path))).await
     }
 }
 
@@ -124,11 +133,7 @@ impl Events {
 
 #[tokio::test]
 async fn the_rust_bridge_is_reached_through_the_page_requests() {
-    let dir = std::env::temp_dir().join(format!("apps-host-rust-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bundle = dir.join("app-bridge.js");
-    std::fs::write(&bundle, "export const AppBridge = class {};\n").unwrap();
-    let host = start(&bundle).await;
+    let (dir, host) = start_with_a_bundle("rust").await;
 
     let opened = host
         .post_json(
@@ -212,20 +217,15 @@ async fn the_rust_bridge_is_reached_through_the_page_requests() {
         .as_i64()
         .unwrap();
 
-    host.post(
-        &messages,
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "increment", "arguments": {}}}),
-    )
-    .await;
+    // The view calls a tool of the server through the host.
+    let call = |id: u64, tool: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": tool, "arguments": {}}})
+    };
+    host.post(&messages, &call(2, "increment")).await;
     let clicked = events.for_view(&mut logs).await;
     assert_eq!(clicked["result"]["structuredContent"]["count"], count + 1);
-    host.post(
-        &messages,
-        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                "params": {"name": "reset_counter", "arguments": {}}}),
-    )
-    .await;
+    host.post(&messages, &call(3, "reset_counter")).await;
     let refused = events.for_view(&mut logs).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
     // The host's log says the view initialized (on its own schedule: read on until it
@@ -247,51 +247,30 @@ async fn the_rust_bridge_is_reached_through_the_page_requests() {
         404
     );
     assert_eq!(host.get("/views/999/events").await.status(), 404);
-    let not_json = within(
-        WITHIN,
-        "an answer",
-        host.http
-            .post(format!("{}{messages}", host.base))
-            .body("{")
-            .send(),
-    )
-    .await
-    .unwrap();
+    let not_json = host
+        .send(host.http.post(host.url(&messages)).body("{"))
+        .await;
     assert_eq!(not_json.status(), 400);
     // Another site's page, or another name for this address, is refused.
-    let elsewhere = within(
-        WITHIN,
-        "an answer",
-        host.http
-            .post(format!("{}/views", host.base))
-            .header("origin", "http://attacker.example")
-            .body(json!({"tool": "show_counter"}).to_string())
-            .send(),
-    )
-    .await
-    .unwrap();
+    let from_elsewhere = host
+        .http
+        .post(host.url("/views"))
+        .header("origin", "http://attacker.example")
+        .body(json!({"tool": "show_counter"}).to_string());
+    let elsewhere = host.send(from_elsewhere).await;
     assert_eq!(elsewhere.status(), 403);
-    let renamed = within(
-        WITHIN,
-        "an answer",
-        host.http
-            .get(format!("{}/", host.base))
-            .header("host", "rebound.example")
-            .send(),
-    )
-    .await
-    .unwrap();
+    let rebound = host
+        .http
+        .get(host.url("/"))
+        .header("host", "rebound.example");
+    let renamed = host.send(rebound).await;
     assert_eq!(renamed.status(), 403);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test]
 async fn the_official_bridge_page_calls_through_the_host_with_the_same_rule() {
-    let dir = std::env::temp_dir().join(format!("apps-host-official-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bundle = dir.join("app-bridge.js");
-    std::fs::write(&bundle, "export const AppBridge = class {};\n").unwrap();
-    let host = start(&bundle).await;
+    let (dir, host) = start_with_a_bundle("official").await;
 
     let page = host.get("/official").await;
     assert_eq!(page.status(), 200);

@@ -25,21 +25,16 @@ const TARGET: &str = "/fuzz-target/skills";
 /// Percent-decodes `text`; `None` when an escape is malformed or the bytes are not
 /// UTF-8.
 fn decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return None;
-            }
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+    // Each `%` starts a piece whose first two characters are the escape's hex digits.
+    let mut pieces = text.split('%');
+    let mut out = pieces.next().unwrap_or_default().as_bytes().to_vec();
+    for piece in pieces {
+        let hex = piece.get(..2)?;
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
         }
+        out.push(u8::from_str_radix(hex, 16).ok()?);
+        out.extend_from_slice(piece[2..].as_bytes());
     }
     String::from_utf8(out).ok()
 }

@@ -15,12 +15,14 @@ use modelctx::types::{
     CacheScope, ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcResultResponse,
     ServerNotification, SubscriptionFilter, to_raw,
 };
-use modelctx_conformance::{Connector, Recording, Test, conformance_test, within};
+use modelctx_conformance::{
+    Connector, Recording, Test, assert_next_change, conformance_test, within,
+};
 use serde_json::{Value, json};
 
 use crate::support::{
-    Pair, Script, client, connect, connect_discovering, discovered, next_change, raw_server,
-    server_with_tool, text_tool,
+    Pair, Script, client, connect, connect_discovering, discovered, raw_server, server_with_tool,
+    text_tool,
 };
 use crate::tools::error_code;
 
@@ -420,10 +422,10 @@ async fn a_change_notification_drops_a_fresh_list(connector: Connector) {
         .await
         .unwrap();
     server.add_tool(text_tool("second", "second")).unwrap();
-    let change = next_change("the change", changes.next()).await;
-    assert!(
-        matches!(change, ServerNotification::ToolListChanged(_)),
-        "{change:?}"
+    assert_next_change!(
+        "the change",
+        changes.next(),
+        ServerNotification::ToolListChanged(_)
     );
     // Still well within its ttl, the list is fetched again.
     let listed = pair.client.list_tools(None).await.unwrap();

@@ -679,10 +679,7 @@ async fn a_client_id_metadata_document_replaces_registration(connector: Connecto
 async fn pre_registered_credentials_skip_registration(connector: Connector) {
     let world = World::start(
         &connector,
-        Config {
-            auth_methods: vec!["client_secret_basic".into()],
-            ..Config::default()
-        },
+        Config::authenticating_with(&["client_secret_basic"]),
     )
     .await;
     let oauth = world.pre_registered("pre-registered", "pre-secret");
@@ -718,10 +715,7 @@ async fn the_token_endpoint_auth_method_is_the_registered_one(connector: Connect
     // Registered as asked: HTTP Basic, the secret not in the form.
     let (world, _, _) = connected_world(
         &connector,
-        Config {
-            auth_methods: vec!["client_secret_basic".into(), "client_secret_post".into()],
-            ..Config::default()
-        },
+        Config::authenticating_with(&["client_secret_basic", "client_secret_post"]),
     )
     .await;
     let (form, authorization) = &world.token_requests()[0];

@@ -175,10 +175,7 @@ async fn the_old_tokens_are_dropped_and_new_ones_obtained_after_a_move(connector
 }
 
 fn confidential() -> Config {
-    Config {
-        auth_methods: vec!["client_secret_basic".into()],
-        ..Config::default()
-    }
+    Config::authenticating_with(&["client_secret_basic"])
 }
 
 async fn pre_registered_credentials_of_the_old_server_fail_the_flow_after_a_move(

@@ -113,10 +113,7 @@ async fn client_credentials_need_no_user(connector: Connector) {
 async fn client_credentials_with_a_signed_client_assertion(connector: Connector) {
     let world = World::start(
         &connector,
-        Config {
-            auth_methods: vec!["private_key_jwt".into()],
-            ..Config::default()
-        },
+        Config::authenticating_with(&["private_key_jwt"]),
     )
     .await;
     let (oauth, key) = modelctx_test::private_key_jwt_client(&world.server);
@@ -409,6 +406,19 @@ async fn the_challenged_call_is_answered(
     assert_eq!(world.authorizations().len(), 2);
 }
 
+/// The challenged call still waits for the held login (`waiting` says why); once the
+/// user is let through it is answered ([`the_challenged_call_is_answered`], `expect`).
+async fn the_challenged_call_waits_then_is_answered(
+    (world, hold): (&World, &Hold),
+    challenged: tokio::task::JoinHandle<Result<Value, SessionError>>,
+    waiting: &str,
+    expect: &str,
+) {
+    assert!(!challenged.is_finished(), "{waiting}");
+    let_the_user_through(hold);
+    the_challenged_call_is_answered(world, challenged, expect).await;
+}
+
 async fn a_login_holds_the_challenged_requests_clock(connector: Connector) {
     let (world, _oauth, client, hold) = held_login(&connector).await;
     let opened = hold.opened.notified();
@@ -423,19 +433,16 @@ async fn a_login_holds_the_challenged_requests_clock(connector: Connector) {
     within("the user to be sent to authorize", opened).await;
     // A call started after the challenged one, with the same budget, runs out of it
     // while the user is still at the authorization server…
-    times_out(
-        "the later call to time out",
-        client.request_with::<Echo>(json!({"q": 1}), with_timeout(BUDGET)),
+    let later = client.request_with::<Echo>(json!({"q": 1}), with_timeout(BUDGET));
+    times_out("the later call to time out", later).await;
+    // …while the challenged call, whose clock the login holds, still waits.
+    the_challenged_call_waits_then_is_answered(
+        (&world, &hold),
+        challenged,
+        "the user's time does not count against the challenged call",
+        "answered within the budget it had left",
     )
     .await;
-    // …while the challenged call, whose clock the login holds, still waits.
-    assert!(
-        !challenged.is_finished(),
-        "the user's time does not count against the challenged call"
-    );
-    let_the_user_through(&hold);
-    the_challenged_call_is_answered(&world, challenged, "answered within the budget it had left")
-        .await;
 }
 
 async fn a_request_queued_behind_a_login_times_out_on_its_own_clock(connector: Connector) {
@@ -448,17 +455,15 @@ async fn a_request_queued_behind_a_login_times_out_on_its_own_clock(connector: C
     });
     within("the user to be sent to authorize", opened).await;
     // …and another call waiting behind it keeps its own, short clock.
-    times_out(
-        "the queued call to time out",
-        client.request_with::<Echo>(json!({"q": 1}), with_timeout(SHORT)),
+    let queued = client.request_with::<Echo>(json!({"q": 1}), with_timeout(SHORT));
+    times_out("the queued call to time out", queued).await;
+    the_challenged_call_waits_then_is_answered(
+        (&world, &hold),
+        challenged,
+        "the challenged call still waits for the login",
+        "answered after the login",
     )
     .await;
-    assert!(
-        !challenged.is_finished(),
-        "the challenged call still waits for the login"
-    );
-    let_the_user_through(&hold);
-    the_challenged_call_is_answered(&world, challenged, "answered after the login").await;
 }
 
 /// The test IdP's token exchange, for the enterprise user `user-id-token`.

@@ -138,12 +138,10 @@ async fn a_request_gets_one_step_up_and_one_retry(connector: Connector) {
     for n in 1..=2 {
         let authorized = world.authorizations().len();
         let refused = forbidden(&world);
-        within(
-            "the escalating call",
-            client.request::<Echo>(json!({"n": n})),
-        )
-        .await
-        .expect_err("another scope every time");
+        let call = client.request::<Echo>(json!({"n": n}));
+        within("the escalating call", call)
+            .await
+            .expect_err("another scope every time");
         // The call and its one retry were refused; one step-up between them.
         assert_eq!(forbidden(&world) - refused, 2, "call {n}");
         assert_eq!(world.authorizations().len() - authorized, 1, "call {n}");
@@ -168,12 +166,10 @@ async fn a_scope_asked_for_and_refused_is_not_asked_for_again(connector: Connect
     // The same operation again: refused at once, the user not sent again.
     for n in 2..=3 {
         let refused = forbidden(&world);
-        within(
-            "the admin call again",
-            client.request::<Echo>(json!({"a": n})),
-        )
-        .await
-        .expect_err("admin is never granted");
+        let call = client.request::<Echo>(json!({"a": n}));
+        within("the admin call again", call)
+            .await
+            .expect_err("admin is never granted");
         assert_eq!(forbidden(&world) - refused, 1, "no retry");
     }
     assert_eq!(scopes_asked(&world), ["read", "read admin"]);

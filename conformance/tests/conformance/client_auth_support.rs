@@ -120,6 +120,17 @@ pub(crate) fn withholding_admin() -> Config {
     }
 }
 
+impl Config {
+    /// The default world whose token endpoint accepts exactly `methods` of client
+    /// authentication.
+    pub(crate) fn authenticating_with(methods: &[&str]) -> Self {
+        Self {
+            auth_methods: methods.iter().map(|m| (*m).to_owned()).collect(),
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {

@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{
-    Block, Echo, call_work, client, connect, payload, stateless_era, text_tool, work_tool,
+    Block, Echo, call_tool_request, call_work, client, connect, payload, stateless_era, text_tool,
+    work_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -254,10 +255,7 @@ async fn a_handlers_error_reaches_the_caller_as_chosen(connector: Connector) {
     let error = raw.protocol_error().expect("a JSON-RPC error");
     assert_eq!(error, &refusal());
     // ...and from a tool that fails the call with a protocol error.
-    let params = CallToolRequestParams::new("open-vault");
-    let call = pair
-        .client
-        .request::<CallToolRequest>(params)
+    let call = call_tool_request(&pair.client, "open-vault")
         .await
         .unwrap_err();
     let error = call.protocol_error().expect("a JSON-RPC error");

@@ -24,8 +24,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{
-    Pair, Work, answers_of, asked_of, call_work, client, connect, input_asking_server,
-    server_with_tool, stateless_era, work_tool,
+    Pair, Work, answers_of, asked_of, call_tool_request, call_work, client, connect,
+    input_asking_server, server_with_tool, stateless_era, work_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -468,16 +468,7 @@ async fn a_request_without_mode_is_a_form(connector: Connector) {
     assert_eq!(got["ok"], accepted);
     let request = within("the form callback", seen.recv()).await.unwrap();
     assert_eq!(request.message(), "Who?");
-    let sent = pair
-        .wire
-        .received()
-        .into_iter()
-        .find_map(|m| match m {
-            JsonRpcMessage::Request(r) if r.method == "elicitation/create" => Some(r),
-            _ => None,
-        })
-        .unwrap();
-    let params: Value = serde_json::from_str(sent.params.unwrap().get()).unwrap();
+    let params = &pair.wire.received_params("elicitation/create")[0];
     assert!(params.get("mode").is_none(), "{params}");
 }
 
@@ -968,9 +959,7 @@ async fn a_tool_function_raises_url_elicitation_required(connector: Connector) {
         .expect("a valid tool")
         .build();
     let pair = connect(&connector, &plain, client()).await;
-    let result = pair
-        .client
-        .request::<CallToolRequest>(CallToolRequestParams::new("fails"))
+    let result = call_tool_request(&pair.client, "fails")
         .await
         .expect("an isError result, not a JSON-RPC error");
     assert!(result.is_error());

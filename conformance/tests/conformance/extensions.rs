@@ -289,24 +289,8 @@ async fn the_handshake_ad_leaves_out_extensions_that_claim_results(connector: Co
         .unwrap_or_default();
     assert_eq!(declared.get(WIDGETS), Some(&widget_settings()));
     assert!(!declared.contains_key(TICKETS), "{declared:?}");
-    let initialize = pair
-        .wire
-        .sent()
-        .into_iter()
-        .find_map(|m| match m {
-            JsonRpcMessage::Request(r) if r.method == "initialize" => Some(r),
-            _ => None,
-        })
-        .expect("the handshake");
-    assert!(
-        !initialize
-            .params
-            .as_deref()
-            .unwrap()
-            .get()
-            .contains(TICKETS),
-        "{initialize:?}"
-    );
+    let initialize = &pair.wire.sent_params("initialize")[0];
+    assert!(!initialize.to_string().contains(TICKETS), "{initialize}");
 
     // No claim activates in this era: a claimed shape is never handed to the resolver.
     let params = CallToolRequestParams::new("ticketed");

@@ -169,16 +169,19 @@ pub(crate) fn key_pem() -> String {
 }
 
 /// `whoami` answers with the verified caller; `admin` needs scope `mcp:admin`.
+/// The subject of the verified caller that reached the tool (empty when the token
+/// names none).
+fn verified_subject(cx: &Context) -> Result<String, String> {
+    match cx.extensions().get::<AuthInfo>() {
+        Some(who) => Ok(who.subject.clone().unwrap_or_default()),
+        None => Err("no caller reached the handler".to_owned()),
+    }
+}
+
 fn server(version: SpecVersion) -> Server {
     let whoami = ToolDef::with_schema(
         Tool::without_arguments("whoami"),
-        |_: JsonObject, cx: Context| async move {
-            let who = cx
-                .extensions()
-                .get::<AuthInfo>()
-                .ok_or("no caller reached the handler")?;
-            Ok::<_, String>(who.subject.clone().unwrap_or_default())
-        },
+        |_: JsonObject, cx: Context| async move { verified_subject(&cx) },
     );
     let admin = ToolDef::with_schema(Tool::without_arguments("admin"), |_: JsonObject, _| async {
         Ok::<_, String>("done")
@@ -402,13 +405,8 @@ pub(crate) fn param(url: &str, name: &str) -> Option<String> {
 /// Registers `svc`, the confidential client whose client-credentials tokens the checks
 /// use.
 pub(crate) async fn register_service_client(auth: &AuthorizationServer) {
-    auth.register_client(RegisteredClient::confidential(
-        "svc",
-        "svc-secret",
-        Vec::<String>::new(),
-    ))
-    .await
-    .unwrap();
+    let service = RegisteredClient::confidential("svc", "svc-secret", Vec::<String>::new());
+    auth.register_client(service).await.unwrap();
 }
 
 /// A client-credentials token `svc` gets from `issuer` for `resource` with `scope`.
@@ -642,22 +640,12 @@ async fn the_authorization_code_flow_reaches_a_handler_and_reconnects(connect: C
             .expect("connected")
     };
     let client = connect_client().await;
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
-    let who = serde_json::to_value(&who).unwrap();
-    assert_eq!(who["content"][0]["text"], "alice");
+    assert_eq!(whoami(&client).await, "alice");
     assert_eq!(alice.asked.load(Ordering::SeqCst), 1, "challenged once");
     drop(client);
     // Reconnecting uses the token it has: no second authorization.
     let client = connect_client().await;
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
-    assert_eq!(
-        serde_json::to_value(&who).unwrap()["content"][0]["text"],
-        "alice"
-    );
+    assert_eq!(whoami(&client).await, "alice");
     assert_eq!(alice.asked.load(Ordering::SeqCst), 1);
 }
 
@@ -703,13 +691,7 @@ async fn identity_assertions_are_advertised_and_exchanged_for_tokens(connect: Co
     )
     .await
     .expect("connected with the assertion's token");
-    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
-        .await
-        .unwrap();
-    assert_eq!(
-        serde_json::to_value(&who).unwrap()["content"][0]["text"],
-        "employee-7"
-    );
+    assert_eq!(whoami(&client).await, "employee-7");
 
     // Refused: a replayed assertion, another client's, an untrusted signer's.
     let present = |assertion: String| {
@@ -861,4 +843,13 @@ async fn registration_echoes_the_client_metadata(connect: Connector) {
     assert!(body["client_id"].is_string());
     assert!(body["client_secret"].is_string());
     assert_eq!(body["client_secret_expires_at"], 0);
+}
+
+/// Calls the `whoami` tool and returns the text it answers with: the user the token
+/// names.
+async fn whoami(client: &Client) -> Value {
+    let who = within("whoami", client.call_tool("whoami", JsonObject::new()))
+        .await
+        .unwrap();
+    serde_json::to_value(&who).unwrap()["content"][0]["text"].take()
 }

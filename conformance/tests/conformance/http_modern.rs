@@ -149,6 +149,13 @@ pub(crate) fn modern_call(id: i64, method: &str, mut params: Value) -> Value {
     call(id, method, params)
 }
 
+/// An `initialize` request (id 1) for `version`, in a 2026-07-28 envelope.
+pub(crate) fn modern_initialize(version: &str) -> Value {
+    let params = json!({"protocolVersion": version, "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "0"}});
+    modern_call(1, "initialize", params)
+}
+
 async fn a_tool_call_needs_no_handshake_and_no_session(_: Connector) {
     let (hosted, raw) = raw_both_eras(echo_server()).await;
     for id in [1, 2] {
@@ -166,12 +173,7 @@ async fn a_tool_call_needs_no_handshake_and_no_session(_: Connector) {
 
 async fn initialize_and_the_other_removed_methods_are_404(_: Connector) {
     let (hosted, raw) = raw_both_eras(echo_server()).await;
-    let initialize = modern_call(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2026-07-28", "capabilities": {},
-               "clientInfo": {"name": "raw", "version": "0"}}),
-    );
+    let initialize = modern_initialize("2026-07-28");
     for body in [
         initialize,
         modern_call(2, "ping", json!({})),
@@ -202,12 +204,8 @@ async fn the_same_endpoint_still_serves_the_handshake_era(_: Connector) {
     // era's refusal, with the literal other SDKs look for.
     let raw = Raw::new(&hosted.url);
     let session = handle.session_id().unwrap();
-    let r = send(raw.post_as(
-        Some(&session),
-        Some("2024-01-01"),
-        &call(9, "test/echo", json!({})),
-    ))
-    .await;
+    let echo = call(9, "test/echo", json!({}));
+    let r = send(raw.post_as(Some(&session), Some("2024-01-01"), &echo)).await;
     assert_eq!(r.status, 400, "{r:?}");
     assert!(
         r.body.contains("Unsupported protocol version"),

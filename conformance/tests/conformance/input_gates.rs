@@ -9,7 +9,7 @@ use modelctx::client::{UrlAnswer, UrlRequest};
 use modelctx::server::{ClientRequestError, Context, Elicited, Server};
 use modelctx::types::{
     CallToolRequest, CallToolRequestParams, CreateMessageRequestParams, CreateMessageResult,
-    ErrorCode, IncludeContext, RequestedSchema, Role, Root, SamplingContent, SamplingMessage,
+    ErrorCode, IncludeContext, RequestedSchema, Role, Root, SamplingMessage,
     SamplingMessageContentBlock, Tool,
 };
 use modelctx_conformance::{Connector, Test, conformance_test, within};
@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::sampling::recording_client;
+use crate::sampling::{assert_one_block_then_several, recording_client};
 use crate::support::{Pair, call_work, client, connect, work_tool};
 use crate::tools::{error_code, obj};
 
@@ -290,14 +290,7 @@ async fn an_embedded_message_holds_one_block_or_several(connector: Connector) {
         ])
     );
     let received = within("the callback", seen.recv()).await.unwrap();
-    assert!(matches!(
-        received.messages[0].content,
-        SamplingContent::Single(_)
-    ));
-    assert!(matches!(
-        received.messages[1].content,
-        SamplingContent::Multiple(_)
-    ));
+    assert_one_block_then_several(&received);
     assert_eq!(received, params);
 }
 

@@ -348,18 +348,14 @@ async fn nothing_but_ping_and_logging_flows_before_initialized(connector: Connec
     within("tools/list", pair.client.request::<ListToolsRequest>(None))
         .await
         .unwrap();
-    let sent: Vec<_> = pair
-        .wire
-        .sent()
-        .iter()
-        .map(|m| m.method().map(str::to_owned))
-        .collect();
+    let messages = pair.wire.sent();
+    let sent: Vec<_> = messages.iter().map(|m| m.method()).collect();
     let negotiation: &[&str] = if stateless_era(&pair.client) {
         &["server/discover", "tools/list"]
     } else {
         &["initialize", "notifications/initialized", "tools/list"]
     };
-    let expected: Vec<_> = negotiation.iter().map(|m| Some((*m).to_owned())).collect();
+    let expected: Vec<_> = negotiation.iter().map(|m| Some(*m)).collect();
     assert_eq!(sent, expected);
 }
 

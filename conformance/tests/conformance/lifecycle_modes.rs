@@ -106,6 +106,12 @@ async fn connect_to_both_eras(
     (client, wire, hosted)
 }
 
+/// [`connect_to_both_eras`] with [`two_era_server`], the client pinned to 2026-07-28.
+async fn pinned_to_two_eras(connector: &Connector) -> (Client, Recording, Option<Hosted>) {
+    let pin = ConnectMode::Pin(ProtocolVersion::V2026_07_28);
+    connect_to_both_eras(connector, &two_era_server(), pin).await
+}
+
 async fn the_legacy_mode_never_probes(connector: Connector) {
     let (legacy, wire, _hosted) =
         connect_to_both_eras(&connector, &two_era_server(), ConnectMode::Handshake).await;
@@ -118,12 +124,7 @@ async fn the_legacy_mode_never_probes(connector: Connector) {
 }
 
 async fn a_pinned_client_starts_with_the_callers_first_request(connector: Connector) {
-    let (pinned, wire, _hosted) = connect_to_both_eras(
-        &connector,
-        &two_era_server(),
-        ConnectMode::Pin(ProtocolVersion::V2026_07_28),
-    )
-    .await;
+    let (pinned, wire, _hosted) = pinned_to_two_eras(&connector).await;
     // Born connected: nothing crossed the wire, and the revision is the pinned one.
     assert!(wire.messages().is_empty(), "{:?}", wire.messages());
     assert_eq!(pinned.protocol_version(), &ProtocolVersion::V2026_07_28);
@@ -186,12 +187,7 @@ async fn a_kept_discover_answer_saves_the_probe(connector: Connector) {
 }
 
 async fn discover_says_what_the_server_speaks(connector: Connector) {
-    let (modern, wire, _hosted) = connect_to_both_eras(
-        &connector,
-        &two_era_server(),
-        ConnectMode::Pin(ProtocolVersion::V2026_07_28),
-    )
-    .await;
+    let (modern, wire, _hosted) = pinned_to_two_eras(&connector).await;
     let found = modern.discover().await.unwrap();
     assert!(found.supported_versions.iter().any(|v| v == "2026-07-28"));
     assert!(found.capabilities.tools.is_some());

@@ -14,7 +14,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect, text_resource, text_tool};
+use crate::support::{client, connect, text_resource, text_tool, watching};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -43,11 +43,7 @@ pub(crate) fn tests() -> Vec<Test> {
 
 async fn signal_only_does_not_refetch(connector: Connector) {
     let server = Server::builder("dynamic", "1.0.0").enable_tools().build();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let builder = client().on_list_changed(ListKind::Tools, move |kind| {
-        let _ = tx.send(kind);
-    });
-    let pair = connect(&connector, &server, builder).await;
+    let (pair, mut rx) = watching(&connector, &server, ListKind::Tools).await;
     server.add_tool(text_tool("one", "x")).unwrap();
     assert_eq!(within("the signal", rx.recv()).await, Some(ListKind::Tools));
     // The callback ran on the notification; the client asked for no list.

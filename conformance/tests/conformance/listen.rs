@@ -5,7 +5,7 @@
 
 use modelctx::server::{Context, NoArgs, PromptDef, Server};
 use modelctx::types::{RequestId, ServerNotification, SubscriptionFilter};
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Test, assert_next_change, conformance_test, within};
 use serde_json::Value;
 
 use crate::support::{Pair, client, connect, next_change, text_resource, text_tool};
@@ -113,35 +113,35 @@ async fn each_stream_gets_the_list_changes_it_asked_for(connector: Connector) {
     assert_eq!(prompts.honored(), &prompts_only);
 
     server.add_tool(text_tool("t", "t")).unwrap();
-    let first = next_change("the tools change", all.next()).await;
-    assert!(
-        matches!(first, ServerNotification::ToolListChanged(_)),
-        "{first:?}"
+    assert_next_change!(
+        "the tools change",
+        all.next(),
+        ServerNotification::ToolListChanged(_)
     );
     server
         .add_resource(text_resource("file:///r", "r", "r"))
         .unwrap();
-    let second = next_change("the resources change", all.next()).await;
-    assert!(
-        matches!(second, ServerNotification::ResourceListChanged(_)),
-        "{second:?}"
+    assert_next_change!(
+        "the resources change",
+        all.next(),
+        ServerNotification::ResourceListChanged(_)
     );
     server
         .add_prompt(PromptDef::new("p", |_: NoArgs, _cx: Context| async move {
             Ok::<_, String>("p".to_owned())
         }))
         .unwrap();
-    let third = next_change("the prompts change", all.next()).await;
-    assert!(
-        matches!(third, ServerNotification::PromptListChanged(_)),
-        "{third:?}"
+    assert_next_change!(
+        "the prompts change",
+        all.next(),
+        ServerNotification::PromptListChanged(_)
     );
     // The prompts-only stream's first change is the prompts one: the tools and
     // resources changes never came on it.
-    let only = next_change("the prompts-only change", prompts.next()).await;
-    assert!(
-        matches!(only, ServerNotification::PromptListChanged(_)),
-        "{only:?}"
+    assert_next_change!(
+        "the prompts-only change",
+        prompts.next(),
+        ServerNotification::PromptListChanged(_)
     );
 
     // On the wire: each stream starts with its acknowledgement, and everything on it

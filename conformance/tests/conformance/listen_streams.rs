@@ -9,10 +9,11 @@ use modelctx::server::{Context, NoArgs, Server};
 use modelctx::types::{ErrorCode, ServerNotification, SubscriptionFilter};
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::listen::{dynamic, stamped};
-use crate::support::{Pair, client, connect, next_change, text_resource, text_tool};
+use crate::support::{
+    Pair, client, connect, next_change, signalling_client, text_resource, text_tool,
+};
 use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -216,14 +217,7 @@ async fn a_listen_over_the_limit_is_refused_before_any_acknowledgement(connector
 
 async fn a_reconnected_stdio_client_listens_again(connector: Connector) {
     let server = Server::builder("tools", "1.0.0").enable_tools().build();
-    let reacting = || {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let builder = client().on_list_changed(ListKind::Tools, move |kind| {
-            let _ = tx.send(kind);
-        });
-        (builder, rx)
-    };
-    let (builder, _first_changes) = reacting();
+    let (builder, _first_changes) = signalling_client(ListKind::Tools);
     let first = connect(&connector, &server, builder).await;
     assert_eq!(
         listens(&first),
@@ -234,7 +228,7 @@ async fn a_reconnected_stdio_client_listens_again(connector: Connector) {
     first.client.close().await;
     // The client connects again: it sends subscriptions/listen anew, and the changes
     // reach it on that stream.
-    let (builder, mut changes) = reacting();
+    let (builder, mut changes) = signalling_client(ListKind::Tools);
     let second = connect(&connector, &server, builder).await;
     assert_eq!(listens(&second), 1);
     server.add_tool(text_tool("new", "new")).unwrap();

@@ -220,14 +220,9 @@ async fn set_level(client: &Client, level: LoggingLevel) {
 
 /// The levels of the log messages `wire` received, in order.
 fn received_levels(wire: &modelctx_conformance::Recording) -> Vec<String> {
-    wire.received_of("notifications/message")
+    wire.received_params("notifications/message")
         .iter()
-        .map(|m| {
-            serde_json::to_value(m).unwrap()["params"]["level"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        })
+        .map(|p| p["level"].as_str().unwrap_or_default().to_owned())
         .collect()
 }
 

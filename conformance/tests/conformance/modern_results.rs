@@ -20,8 +20,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::support::{
-    Echo, Pair, Script, client, connect, connect_discovering, discovered, raw_server,
-    scripted_server,
+    Echo, Pair, Script, call_tool_request, client, connect, connect_discovering, discovered,
+    raw_server, scripted_server,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -115,12 +115,7 @@ async fn a_result_without_a_type_is_complete(connector: Connector) {
 
 /// Calls the tool `t` through the plain request path, which must fail: the error.
 async fn calling_t_fails(client: &Client) -> SessionError {
-    within(
-        "the call",
-        client.request::<CallToolRequest>(CallToolRequestParams::new("t")),
-    )
-    .await
-    .unwrap_err()
+    call_tool_request(client, "t").await.unwrap_err()
 }
 
 async fn an_unknown_result_type_is_an_invalid_result(connector: Connector) {

@@ -20,7 +20,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde_json::{Value, json};
 
 use crate::modern_results::the_form;
-use crate::support::{client, connect, input_required_server, raw_options};
+use crate::support::{call_tool_request, client, connect, input_required_server, raw_options};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -91,12 +91,9 @@ pub(crate) fn ada() -> modelctx::client::ClientBuilder {
 }
 
 async fn call(client: &modelctx::client::Client, tool: &str) -> CallToolResult {
-    within(
-        "the call",
-        client.request::<CallToolRequest>(CallToolRequestParams::new(tool)),
-    )
-    .await
-    .expect("the call completes")
+    call_tool_request(client, tool)
+        .await
+        .expect("the call completes")
 }
 
 async fn a_retry_carries_the_answers_under_the_keys_asked_and_the_state_as_sent(
@@ -462,12 +459,9 @@ async fn an_embedded_form_that_is_not_flat_is_never_shown(connector: Connector) 
             }}}
         });
         let (client, wire) = input_required_server(&connector, builder, first).await;
-        let refused = within(
-            "the call",
-            client.request::<CallToolRequest>(CallToolRequestParams::new("signup")),
-        )
-        .await
-        .expect_err("a form that is not flat is refused");
+        let refused = call_tool_request(&client, "signup")
+            .await
+            .expect_err("a form that is not flat is refused");
         let said = refused.to_string();
         assert!(
             said.contains("\"who\"") && said.contains("-32602"),

@@ -13,7 +13,7 @@ use modelctx_conformance::{Connector, Test, conformance_test, request_method};
 use serde_json::{Value, json};
 
 use crate::caching::{played, sent};
-use crate::support::{call_work, client, connect, work_tool};
+use crate::support::{call_tool_request, call_work, client, connect, work_tool};
 use crate::tools::error_code;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -65,9 +65,7 @@ async fn an_interim_result_with_nothing_to_answer_or_echo_is_an_error(connector:
         })
         .build();
     let pair = connect(&connector, &server, client()).await;
-    let refused = pair
-        .client
-        .request::<CallToolRequest>(CallToolRequestParams::new("anything"))
+    let refused = call_tool_request(&pair.client, "anything")
         .await
         .unwrap_err();
     assert_eq!(error_code(&refused), ErrorCode::INTERNAL_ERROR, "{refused}");

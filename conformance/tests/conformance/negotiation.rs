@@ -13,7 +13,7 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, record, within};
 use serde_json::{Value, json};
 
-use crate::http_modern::{echo_server, modern_call, post_modern, raw_both_eras};
+use crate::http_modern::{echo_server, modern_initialize, post_modern, raw_both_eras};
 use crate::http_support::initialize;
 use crate::list_changed::refreshing_tools;
 use crate::support::{
@@ -195,12 +195,7 @@ async fn an_initialize_in_a_modern_envelope_is_not_a_handshake(_: Connector) {
     let (hosted, raw) = raw_both_eras(echo_server()).await;
     // A valid handshake in every field, in a frame that also is a 2026-07-28 request: the
     // full envelope in `_meta`, and the modern headers.
-    let dual = modern_call(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "raw", "version": "0"}}),
-    );
+    let dual = modern_initialize("2025-11-25");
     let r = post_modern(&raw, &dual, None).await;
     assert_eq!(r.status, 404, "{r:?}");
     assert_eq!(r.header("mcp-session-id"), None, "no session: {r:?}");

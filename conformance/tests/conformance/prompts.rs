@@ -8,19 +8,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use modelctx::client::ListKind;
 use modelctx::server::schemars::JsonSchema;
 use modelctx::server::{CompletionInput, Context, NoArgs, PromptDef, Server, TemplateDef};
-use modelctx::session::SessionError;
 use modelctx::types::{
     CompleteArgument, CompleteRequest, CompleteRequestParams, CompleteResult, Completion,
     CompletionReference, ErrorCode, GetPromptRequest, GetPromptRequestParams, PromptMessage,
     PromptReference, ResourceTemplateReference, Role,
 };
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Test, conformance_test};
 use serde::Deserialize;
 use serde_json::json;
-use tokio::sync::mpsc;
 
-use crate::support::{Pair, client, connect, raw_options};
-use crate::tools::{connect_to, error_code, from_json};
+use crate::support::{Pair, announced, raw_options, watching};
+use crate::tools::{connect_to, error_code, from_json, refusal_code};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -129,18 +127,37 @@ fn review_prompt() -> PromptDef {
     .description("Reviews code")
 }
 
+/// A server named `name` serving the one `prompt`, connected over `connector`.
+async fn connect_to_prompt(connector: &Connector, name: &str, prompt: PromptDef) -> Pair {
+    let server = Server::builder(name, "1.0.0")
+        .prompt(prompt)
+        .unwrap()
+        .build();
+    connect_to(connector, &server).await
+}
+
 /// Asks for completions of `argument` (typed so far: `value`) of `reference`, with the
-/// `resolved` arguments' values.
-async fn completions(
+/// `resolved` arguments' values; the request must succeed.
+async fn completed(
     pair: &Pair,
     reference: impl Into<CompletionReference>,
     argument: &str,
     value: &str,
     resolved: &[(&str, &str)],
-) -> Result<CompleteResult, SessionError> {
+) -> CompleteResult {
     pair.client
         .complete(reference, argument, value, args(resolved))
         .await
+        .unwrap()
+}
+
+/// The `candidates` that start with what was `typed`, in order.
+fn starting_with(candidates: &[&str], typed: &str) -> Vec<String> {
+    candidates
+        .iter()
+        .filter(|c| c.starts_with(typed))
+        .map(|c| (*c).to_owned())
+        .collect()
 }
 
 fn args(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -155,11 +172,7 @@ fn text(message: &PromptMessage) -> &str {
 }
 
 async fn a_typed_prompt_is_listed_with_its_arguments(connector: Connector) {
-    let server = Server::builder("prompts", "1.0.0")
-        .prompt(review_prompt())
-        .unwrap()
-        .build();
-    let pair = connect_to(&connector, &server).await;
+    let pair = connect_to_prompt(&connector, "prompts", review_prompt()).await;
     assert!(pair.client.server_capabilities().prompts.is_some());
     let prompts = pair.client.list_all_prompts().await.unwrap();
     assert_eq!(prompts.len(), 1);
@@ -184,11 +197,7 @@ async fn a_typed_prompt_is_listed_with_its_arguments(connector: Connector) {
 }
 
 async fn arguments_reach_the_prompt_and_optional_ones_may_be_left_out(connector: Connector) {
-    let server = Server::builder("prompts", "1.0.0")
-        .prompt(review_prompt())
-        .unwrap()
-        .build();
-    let pair = connect_to(&connector, &server).await;
+    let pair = connect_to_prompt(&connector, "prompts", review_prompt()).await;
     let full = pair
         .client
         .get_prompt(
@@ -217,14 +226,14 @@ async fn arguments_reach_the_prompt_and_optional_ones_may_be_left_out(connector:
 }
 
 async fn a_prompt_without_arguments_needs_none(connector: Connector) {
-    let server = Server::builder("prompts", "1.0.0")
-        .prompt(PromptDef::new(
-            "hello",
-            |_: NoArgs, _cx: Context| async move { Ok::<_, String>("Say hello.".to_owned()) },
-        ))
-        .unwrap()
-        .build();
-    let pair = connect_to(&connector, &server).await;
+    let pair = connect_to_prompt(
+        &connector,
+        "prompts",
+        PromptDef::new("hello", |_: NoArgs, _cx: Context| async move {
+            Ok::<_, String>("Say hello.".to_owned())
+        }),
+    )
+    .await;
     let listed = pair.client.list_all_prompts().await.unwrap();
     assert!(listed[0].arguments.as_ref().is_none_or(Vec::is_empty));
     let got = pair
@@ -248,11 +257,7 @@ async fn bad_arguments_never_reach_the_prompt(connector: Connector) {
         counter.fetch_add(1, Ordering::SeqCst);
         async move { Ok::<_, String>(args.code) }
     });
-    let server = Server::builder("prompts", "1.0.0")
-        .prompt(prompt)
-        .unwrap()
-        .build();
-    let pair = connect_to(&connector, &server).await;
+    let pair = connect_to_prompt(&connector, "prompts", prompt).await;
     let missing = pair
         .client
         .get_prompt("review", args(&[("language", "Rust")]))
@@ -276,11 +281,7 @@ async fn bad_arguments_never_reach_the_prompt(connector: Connector) {
 }
 
 async fn an_unknown_prompt_is_invalid_params(connector: Connector) {
-    let server = Server::builder("prompts", "1.0.0")
-        .prompt(review_prompt())
-        .unwrap()
-        .build();
-    let pair = connect_to(&connector, &server).await;
+    let pair = connect_to_prompt(&connector, "prompts", review_prompt()).await;
     let error = pair
         .client
         .get_prompt("never-registered", ())
@@ -350,29 +351,22 @@ async fn duplicate_prompts_are_refused(connector: Connector) {
 }
 
 async fn prompt_lists_page_with_cursors(connector: Connector) {
+    let prompt = |i: usize| {
+        PromptDef::new(format!("p{i}"), |_: NoArgs, _cx: Context| async move {
+            Ok::<_, String>("x".to_owned())
+        })
+    };
     let mut builder = Server::builder("prompts", "1.0.0").page_size(3);
     for i in 0..7 {
-        builder = builder
-            .prompt(PromptDef::new(
-                format!("p{i}"),
-                |_: NoArgs, _cx: Context| async move { Ok::<_, String>("x".to_owned()) },
-            ))
-            .unwrap();
+        builder = builder.prompt(prompt(i)).unwrap();
     }
     let pair = connect_to(&connector, &builder.build()).await;
-    let first = pair.client.list_prompts(None).await.unwrap();
+    let page = |cursor| pair.client.list_prompts(cursor);
+    let first = page(None).await.unwrap();
     assert_eq!(first.prompts.len(), 3);
-    let second = pair
-        .client
-        .list_prompts(first.next_cursor.clone())
-        .await
-        .unwrap();
+    let second = page(first.next_cursor.clone()).await.unwrap();
     assert_eq!(second.prompts.len(), 3);
-    let third = pair
-        .client
-        .list_prompts(second.next_cursor.clone())
-        .await
-        .unwrap();
+    let third = page(second.next_cursor.clone()).await.unwrap();
     assert_eq!(third.prompts.len(), 1);
     assert!(third.next_cursor.is_none());
     let all = pair.client.list_all_prompts().await.unwrap();
@@ -382,11 +376,7 @@ async fn prompt_lists_page_with_cursors(connector: Connector) {
 
 async fn adding_a_prompt_announces_list_changed(connector: Connector) {
     let server = Server::builder("prompts", "1.0.0").enable_prompts().build();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let builder = client().on_list_changed(ListKind::Prompts, move |kind| {
-        let _ = tx.send(kind);
-    });
-    let pair = connect(&connector, &server, builder).await;
+    let (pair, mut rx) = watching(&connector, &server, ListKind::Prompts).await;
     assert_eq!(
         pair.client
             .server_capabilities()
@@ -402,10 +392,7 @@ async fn adding_a_prompt_announces_list_changed(connector: Connector) {
             |_: NoArgs, _cx: Context| async move { Ok::<_, String>("x".to_owned()) },
         ))
         .unwrap();
-    assert_eq!(
-        within("list_changed", rx.recv()).await,
-        Some(ListKind::Prompts)
-    );
+    announced(&mut rx, ListKind::Prompts, "list_changed").await;
     assert_eq!(
         pair.client.list_all_prompts().await.unwrap()[0].name,
         "late"
@@ -443,13 +430,7 @@ async fn prompt_arguments_complete_with_context(connector: Connector) {
     .complete(
         "language",
         |input: CompletionInput, _cx: Context| async move {
-            Ok::<_, String>(
-                LANGUAGES
-                    .iter()
-                    .filter(|l| l.starts_with(&input.value))
-                    .map(|l| (*l).to_owned())
-                    .collect::<Vec<_>>(),
-            )
+            Ok::<_, String>(starting_with(&LANGUAGES, &input.value))
         },
     )
     .complete(
@@ -460,13 +441,7 @@ async fn prompt_arguments_complete_with_context(connector: Connector) {
                 Some("rust") => &["axum", "actix"],
                 _ => &[],
             };
-            Ok::<_, String>(
-                choices
-                    .iter()
-                    .filter(|c| c.starts_with(&input.value))
-                    .map(|c| (*c).to_owned())
-                    .collect::<Vec<_>>(),
-            )
+            Ok::<_, String>(starting_with(choices, &input.value))
         },
     );
     let server = Server::builder("complete", "1.0.0")
@@ -477,14 +452,10 @@ async fn prompt_arguments_complete_with_context(connector: Connector) {
     assert!(pair.client.server_capabilities().completions.is_some());
 
     let snippet = PromptReference::new("snippet");
-    let languages = completions(&pair, snippet.clone(), "language", "p", &[])
-        .await
-        .unwrap();
+    let languages = completed(&pair, snippet.clone(), "language", "p", &[]).await;
     assert_eq!(languages.completion.values, ["python", "perl", "php"]);
     let python = [("language", "python")];
-    let frameworks = completions(&pair, snippet, "framework", "f", &python)
-        .await
-        .unwrap();
+    let frameworks = completed(&pair, snippet, "framework", "f", &python).await;
     assert_eq!(frameworks.completion.values, ["flask", "fastapi"]);
     let sent = pair.wire.last_sent("completion/complete").unwrap();
     assert_eq!(
@@ -527,17 +498,13 @@ async fn template_variables_complete(connector: Connector) {
         .build();
     let pair = connect_to(&connector, &server).await;
     let github = ResourceTemplateReference::new("github://{owner}/{repo}");
-    let owners = completions(&pair, github.clone(), "owner", "ac", &[])
-        .await
-        .unwrap();
+    let owners = completed(&pair, github.clone(), "owner", "ac", &[]).await;
     assert_eq!(owners.completion.values, ["ac-org", "ac-user"]);
     let owner_wire = serde_json::to_value(&owners).unwrap();
     assert!(owner_wire["completion"].get("total").is_none());
     assert!(owner_wire["completion"].get("hasMore").is_none());
 
-    let repos = completions(&pair, github, "repo", "", &[("owner", "acme")])
-        .await
-        .unwrap();
+    let repos = completed(&pair, github, "repo", "", &[("owner", "acme")]).await;
     let completion: &Completion = &repos.completion;
     assert_eq!(completion.values.len(), 100);
     assert_eq!(completion.values[0], "acme-repo-0");
@@ -565,37 +532,32 @@ async fn completion_of_unknown_references_is_invalid_params(connector: Connector
             .unwrap()
             .build();
     let pair = connect_to(&connector, &server).await;
-    let unknown_prompt = completions(&pair, PromptReference::new("nope"), "language", "r", &[])
-        .await
-        .unwrap_err();
-    assert_eq!(error_code(&unknown_prompt), ErrorCode::INVALID_PARAMS);
-    let unknown_template = completions(
-        &pair,
-        ResourceTemplateReference::new("gitlab://{group}"),
-        "group",
-        "a",
-        &[],
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(error_code(&unknown_template), ErrorCode::INVALID_PARAMS);
-    let unknown_argument = completions(&pair, PromptReference::new("review"), "colour", "r", &[])
-        .await
-        .unwrap_err();
-    assert_eq!(error_code(&unknown_argument), ErrorCode::INVALID_PARAMS);
+    let complete = |reference: CompletionReference, argument, value| {
+        pair.client.complete(reference, argument, value, args(&[]))
+    };
+    let unknown_prompt = complete(PromptReference::new("nope").into(), "language", "r");
+    assert_eq!(
+        refusal_code(unknown_prompt).await,
+        ErrorCode::INVALID_PARAMS
+    );
+    let gitlab = ResourceTemplateReference::new("gitlab://{group}");
+    let unknown_template = complete(gitlab.into(), "group", "a");
+    assert_eq!(
+        refusal_code(unknown_template).await,
+        ErrorCode::INVALID_PARAMS
+    );
+    let unknown_argument = complete(PromptReference::new("review").into(), "colour", "r");
+    assert_eq!(
+        refusal_code(unknown_argument).await,
+        ErrorCode::INVALID_PARAMS
+    );
     // A known argument without a source completes to nothing.
-    let none = completions(&pair, PromptReference::new("review"), "code", "x", &[])
-        .await
-        .unwrap();
+    let none = completed(&pair, PromptReference::new("review"), "code", "x", &[]).await;
     assert!(none.completion.values.is_empty());
 }
 
 async fn without_completion_sources_complete_is_not_found(connector: Connector) {
-    let server = Server::builder("plain", "1.0.0")
-        .prompt(review_prompt())
-        .unwrap()
-        .build();
-    let pair = connect_to(&connector, &server).await;
+    let pair = connect_to_prompt(&connector, "plain", review_prompt()).await;
     assert!(pair.client.server_capabilities().completions.is_none());
     let params = CompleteRequestParams::new(
         PromptReference::new("review"),

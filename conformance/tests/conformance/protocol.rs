@@ -10,7 +10,9 @@ use modelctx::types::{
     CallToolRequest, CallToolResult, ErrorCode, JsonRpcMessage, JsonRpcResultResponse, Meta,
     RequestId, to_raw,
 };
-use modelctx_conformance::{Connector, SpecVersion, Test, conformance_test, within};
+use modelctx_conformance::{
+    Connector, SpecVersion, Test, assert_next_change, conformance_test, within,
+};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -429,16 +431,16 @@ async fn a_caller_chosen_id_names_its_request_and_its_subscription(connector: Co
     // Each change reaches the subscription whose id it is tagged with, and only it: a
     // tools change, a prompts change, another tools change.
     server.add_tool(text_tool("added", "x")).unwrap();
-    let change = next_change("the tools change", watch_tools.next()).await;
-    assert!(
-        matches!(change, ServerNotification::ToolListChanged(_)),
-        "{change:?}"
+    assert_next_change!(
+        "the tools change",
+        watch_tools.next(),
+        ServerNotification::ToolListChanged(_)
     );
     server.add_prompt(prompt("second")).unwrap();
-    let change = next_change("the prompts change", watch_prompts.next()).await;
-    assert!(
-        matches!(change, ServerNotification::PromptListChanged(_)),
-        "{change:?}"
+    assert_next_change!(
+        "the prompts change",
+        watch_prompts.next(),
+        ServerNotification::PromptListChanged(_)
     );
     server.add_tool(text_tool("again", "x")).unwrap();
     let change = next_change("the next tools change", watch_tools.next()).await;

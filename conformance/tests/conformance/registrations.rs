@@ -5,10 +5,9 @@
 use modelctx::client::ListKind;
 use modelctx::server::{Context, NoArgs, PromptDef, ResourceDef, Server};
 use modelctx::types::{JsonObject, TextOrBlobResourceContents};
-use modelctx_conformance::{Connector, Test, conformance_test, within};
-use tokio::sync::mpsc;
+use modelctx_conformance::{Connector, Test, conformance_test};
 
-use crate::support::{Pair, client, connect, text_tool, tool_names};
+use crate::support::{Pair, announced, text_tool, tool_names, watching};
 use crate::tools::call_without_arguments;
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -28,23 +27,39 @@ pub(crate) fn tests() -> Vec<Test> {
     ]
 }
 
-/// A client that reports each list change of `kind` on the returned channel, connected
-/// to `server`.
-async fn watching(
-    connector: &Connector,
-    server: &Server,
-    kind: ListKind,
-) -> (Pair, mpsc::UnboundedReceiver<ListKind>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let builder = client().on_list_changed(kind, move |k| {
-        let _ = tx.send(k);
-    });
-    (connect(connector, server, builder).await, rx)
+fn prompt(name: &str, text: &'static str) -> PromptDef {
+    PromptDef::new(name, move |_: NoArgs, _cx: Context| async move {
+        Ok::<_, String>(text.to_owned())
+    })
 }
 
-/// Waits for the next list change, which must be of `kind`.
-async fn announced(changes: &mut mpsc::UnboundedReceiver<ListKind>, kind: ListKind, what: &str) {
-    assert_eq!(within(what, changes.recv()).await, Some(kind), "{what}");
+async fn prompt_text(pair: &Pair, name: &str) -> String {
+    let got = pair.client.get_prompt(name, ()).await.unwrap();
+    got.messages[0].content.as_text().unwrap().to_owned()
+}
+
+async fn prompt_names(pair: &Pair) -> Vec<String> {
+    let prompts = pair.client.list_all_prompts().await.unwrap();
+    prompts.into_iter().map(|p| p.name).collect()
+}
+
+fn note(uri: &str, text: &'static str) -> ResourceDef {
+    ResourceDef::new(uri, "note", move |_cx: Context| async move {
+        Ok::<_, String>(text)
+    })
+}
+
+async fn read_text(pair: &Pair, uri: &str) -> String {
+    let read = pair.client.read_resource(uri).await.unwrap();
+    match &read.contents[0] {
+        TextOrBlobResourceContents::Text(text) => text.text.clone(),
+        other => panic!("a text content, got {other:?}"),
+    }
+}
+
+async fn resource_uris(pair: &Pair) -> Vec<String> {
+    let resources = pair.client.list_all_resources().await.unwrap();
+    resources.into_iter().map(|r| r.uri).collect()
 }
 
 async fn a_disabled_tool_is_gone_until_enabled_again(connector: Connector) {
@@ -86,22 +101,6 @@ async fn a_disabled_tool_is_gone_until_enabled_again(connector: Connector) {
     assert!(!handle.enable(), "already enabled");
 }
 
-fn prompt(name: &str, text: &'static str) -> PromptDef {
-    PromptDef::new(name, move |_: NoArgs, _cx: Context| async move {
-        Ok::<_, String>(text.to_owned())
-    })
-}
-
-async fn prompt_text(pair: &Pair, name: &str) -> String {
-    let got = pair.client.get_prompt(name, ()).await.unwrap();
-    got.messages[0].content.as_text().unwrap().to_owned()
-}
-
-async fn prompt_names(pair: &Pair) -> Vec<String> {
-    let prompts = pair.client.list_all_prompts().await.unwrap();
-    prompts.into_iter().map(|p| p.name).collect()
-}
-
 async fn a_prompt_handle_updates_and_removes_its_prompt(connector: Connector) {
     let server = Server::builder("prompts", "1.0.0").enable_prompts().build();
     let (pair, mut changes) = watching(&connector, &server, ListKind::Prompts).await;
@@ -136,25 +135,6 @@ async fn a_prompt_handle_updates_and_removes_its_prompt(connector: Connector) {
         "a removed prompt is not updated back into being"
     );
     assert!(!handle.remove(), "already removed");
-}
-
-fn note(uri: &str, text: &'static str) -> ResourceDef {
-    ResourceDef::new(uri, "note", move |_cx: Context| async move {
-        Ok::<_, String>(text)
-    })
-}
-
-async fn read_text(pair: &Pair, uri: &str) -> String {
-    let read = pair.client.read_resource(uri).await.unwrap();
-    match &read.contents[0] {
-        TextOrBlobResourceContents::Text(text) => text.text.clone(),
-        other => panic!("a text content, got {other:?}"),
-    }
-}
-
-async fn resource_uris(pair: &Pair) -> Vec<String> {
-    let resources = pair.client.list_all_resources().await.unwrap();
-    resources.into_iter().map(|r| r.uri).collect()
 }
 
 async fn a_resource_handle_updates_and_removes_its_resource(connector: Connector) {

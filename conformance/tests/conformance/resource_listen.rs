@@ -4,7 +4,7 @@ use crate::resources::library;
 use std::sync::Arc;
 
 use modelctx::types::{Meta, ServerNotification, SubscriptionFilter, to_raw};
-use modelctx_conformance::{Connector, Test, conformance_test, within};
+use modelctx_conformance::{Connector, Test, assert_next_change, conformance_test, within};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -60,6 +60,18 @@ struct Listening {
     barrier: Option<Arc<tokio::sync::Barrier>>,
 }
 
+impl Listening {
+    /// Acknowledges what was asked, sends `changes`, then ends as `end`.
+    fn sending(changes: Vec<(&'static str, Value)>, end: End) -> Self {
+        Self {
+            honored: None,
+            changes,
+            end,
+            barrier: None,
+        }
+    }
+}
+
 #[derive(Clone)]
 enum End {
     Open,
@@ -73,11 +85,9 @@ fn listening_script(listening: Listening) -> crate::support::Script {
         let listening = listening.clone();
         Box::pin(async move {
             use modelctx::types::{JsonRpcMessage, JsonRpcNotification, JsonRpcResultResponse};
-            let params: Value = request
-                .params
-                .as_deref()
-                .and_then(|p| serde_json::from_str(p.get()).ok())
-                .unwrap_or_default();
+            let params: Value = request.params.as_deref().map_or(Value::Null, |p| {
+                serde_json::from_str(p.get()).unwrap_or_default()
+            });
             if request.method != "subscriptions/listen" {
                 let answer = json!({"resultType": "complete", "content": [], "tools": []});
                 let reply = JsonRpcResultResponse::new(request.id, to_raw(&answer).unwrap());
@@ -143,6 +153,16 @@ async fn subscriber(
     .unwrap()
 }
 
+/// Subscribes `client` to what `filter` names, and waits for the acknowledgement.
+async fn acknowledged(
+    client: &modelctx::client::Client,
+    filter: SubscriptionFilter,
+) -> modelctx::client::Subscription {
+    within("the acknowledgement", client.subscribe(filter))
+        .await
+        .unwrap()
+}
+
 async fn a_subscription_says_what_the_server_honours(connector: Connector) {
     let listening = Listening {
         honored: Some(json!({"toolsListChanged": true})),
@@ -154,9 +174,7 @@ async fn a_subscription_says_what_the_server_honours(connector: Connector) {
     let asked = SubscriptionFilter::new()
         .with_tools_list_changed(true)
         .with_prompts_list_changed(true);
-    let subscription = within("the acknowledgement", client.subscribe(asked))
-        .await
-        .unwrap();
+    let subscription = acknowledged(&client, asked).await;
     // Only the subset the server acknowledged, to compare with what was asked.
     assert_eq!(
         subscription.honored(),
@@ -165,18 +183,14 @@ async fn a_subscription_says_what_the_server_honours(connector: Connector) {
 }
 
 async fn a_subscription_is_a_stream_of_typed_changes(connector: Connector) {
-    let listening = Listening {
-        honored: None,
-        changes: vec![
-            ("notifications/tools/list_changed", json!({})),
-            (
-                "notifications/resources/updated",
-                json!({"uri": "file:///a"}),
-            ),
-        ],
-        end: End::Open,
-        barrier: None,
-    };
+    let changes = vec![
+        ("notifications/tools/list_changed", json!({})),
+        (
+            "notifications/resources/updated",
+            json!({"uri": "file:///a"}),
+        ),
+    ];
+    let listening = Listening::sending(changes, End::Open);
     let (seen_tx, mut seen) = mpsc::unbounded_channel();
     let observer = client()
         .notification_handler::<modelctx::types::ToolListChangedNotification, _, _>(
@@ -191,13 +205,11 @@ async fn a_subscription_is_a_stream_of_typed_changes(connector: Connector) {
     let filter = SubscriptionFilter::new()
         .with_tools_list_changed(true)
         .with_resource_subscriptions(vec!["file:///a".to_owned()]);
-    let mut subscription = within("the acknowledgement", client.subscribe(filter))
-        .await
-        .unwrap();
-    let first = next_change("the first change", subscription.next()).await;
-    assert!(
-        matches!(first, ServerNotification::ToolListChanged(_)),
-        "{first:?}"
+    let mut subscription = acknowledged(&client, filter).await;
+    assert_next_change!(
+        "the first change",
+        subscription.next(),
+        ServerNotification::ToolListChanged(_)
     );
     let second = next_change("the second change", subscription.next()).await;
     match second {
@@ -234,22 +246,20 @@ async fn concurrent_subscriptions_each_get_their_own_acknowledgement(connector: 
 }
 
 async fn the_servers_closing_answer_ends_a_subscription_cleanly(connector: Connector) {
-    let listening = Listening {
-        honored: None,
-        changes: vec![("notifications/prompts/list_changed", json!({}))],
-        end: End::Answer,
-        barrier: None,
-    };
-    let client = subscriber(&connector, listening, client()).await;
+    let changes = vec![("notifications/prompts/list_changed", json!({}))];
+    let client = subscriber(
+        &connector,
+        Listening::sending(changes, End::Answer),
+        client(),
+    )
+    .await;
     let filter = SubscriptionFilter::new().with_prompts_list_changed(true);
-    let mut subscription = within("the acknowledgement", client.subscribe(filter))
-        .await
-        .unwrap();
+    let mut subscription = acknowledged(&client, filter).await;
     // The change sent before the end is delivered, then the end: no error.
-    let change = next_change("the change", subscription.next()).await;
-    assert!(
-        matches!(change, ServerNotification::PromptListChanged(_)),
-        "{change:?}"
+    assert_next_change!(
+        "the change",
+        subscription.next(),
+        ServerNotification::PromptListChanged(_)
     );
     assert!(within("the end", subscription.next()).await.is_none());
     assert!(subscription.next().await.is_none());
@@ -257,21 +267,15 @@ async fn the_servers_closing_answer_ends_a_subscription_cleanly(connector: Conne
 
 async fn a_broken_subscription_stream_is_an_error(connector: Connector) {
     let breaker = Arc::new(tokio::sync::Notify::new());
-    let listening = Listening {
-        honored: None,
-        changes: vec![("notifications/tools/list_changed", json!({}))],
-        end: End::Break(breaker.clone()),
-        barrier: None,
-    };
+    let changes = vec![("notifications/tools/list_changed", json!({}))];
+    let listening = Listening::sending(changes, End::Break(breaker.clone()));
     let client = subscriber(&connector, listening, client()).await;
     let filter = SubscriptionFilter::new().with_tools_list_changed(true);
-    let mut subscription = within("the acknowledgement", client.subscribe(filter))
-        .await
-        .unwrap();
-    let change = next_change("the change", subscription.next()).await;
-    assert!(
-        matches!(change, ServerNotification::ToolListChanged(_)),
-        "{change:?}"
+    let mut subscription = acknowledged(&client, filter).await;
+    assert_next_change!(
+        "the change",
+        subscription.next(),
+        ServerNotification::ToolListChanged(_)
     );
     breaker.notify_one();
     // The stream ended without the server's answer: reported, and nothing reopens it.

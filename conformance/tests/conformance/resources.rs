@@ -17,8 +17,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::{client, connect, raw_options, stateless_era, text_resource};
-use crate::tools::{call_without_arguments, connect_to, error_code, from_json};
+use crate::support::{
+    Pair, announced, client, connect, raw_options, stateless_era, text_resource, watching,
+};
+use crate::tools::{call_without_arguments, connect_to, error_code, from_json, refusal_code};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -288,24 +290,21 @@ async fn templates_are_listed_and_bind_typed_variables(connector: Connector) {
         ]
     );
     // A value that does not fit the typed variable never reaches the function.
-    let bad = pair
-        .client
-        .read_resource("books://dune/pages/forty")
-        .await
-        .unwrap_err();
-    assert_eq!(error_code(&bad), ErrorCode::INVALID_PARAMS);
+    let bad = pair.client.read_resource("books://dune/pages/forty");
+    assert_eq!(refusal_code(bad).await, ErrorCode::INVALID_PARAMS);
     assert_eq!(seen.lock().unwrap().len(), 2);
 }
 
 async fn an_unknown_uri_is_resource_not_found(connector: Connector) {
+    let notes = TemplateDef::new(
+        "notes://{id}",
+        "notes",
+        |_: NoteId, _cx: Context| async move { Ok::<_, String>("note") },
+    );
     let server = Server::builder("library", "1.0.0")
         .resource(text_resource("file:///known.txt", "known", "known"))
         .unwrap()
-        .resource_template(TemplateDef::new(
-            "notes://{id}",
-            "notes",
-            |_: NoteId, _cx: Context| async move { Ok::<_, String>("note") },
-        ))
+        .resource_template(notes)
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
@@ -323,6 +322,12 @@ async fn an_unknown_uri_is_resource_not_found(connector: Connector) {
             Some(json!({"uri": uri}))
         );
     }
+}
+
+/// Reads `uri`, which must fail with a JSON-RPC error: the error.
+async fn read_refused(pair: &Pair, uri: &str) -> ErrorData {
+    let error = pair.client.read_resource(uri).await.unwrap_err();
+    error.protocol_error().expect("a JSON-RPC error").clone()
 }
 
 async fn a_failing_resource_function_is_a_json_rpc_error(connector: Connector) {
@@ -343,8 +348,7 @@ async fn a_failing_resource_function_is_a_json_rpc_error(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let down = pair.client.read_resource("db://down").await.unwrap_err();
-    let data = down.protocol_error().unwrap();
+    let data = read_refused(&pair, "db://down").await;
     assert_eq!(data.code, ErrorCode::INTERNAL_ERROR);
     assert!(
         data.message.contains("the database is unreachable"),
@@ -375,8 +379,7 @@ async fn a_failing_resource_function_is_a_json_rpc_error(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let err = pair.client.read_resource("db://fragile").await.unwrap_err();
-    let data = err.protocol_error().unwrap();
+    let data = read_refused(&pair, "db://fragile").await;
     assert_eq!(data.code, ErrorCode::INTERNAL_ERROR);
     assert!(!data.message.contains("secret"), "{}", data.message);
     assert_eq!(pair.client.list_all_resources().await.unwrap().len(), 1);
@@ -400,8 +403,7 @@ async fn a_fixed_resource_can_be_not_found(connector: Connector) {
         .unwrap()
         .build();
     let pair = connect_to(&connector, &server).await;
-    let err = pair.client.read_resource("db://rows/7").await.unwrap_err();
-    let data = err.protocol_error().unwrap();
+    let data = read_refused(&pair, "db://rows/7").await;
     let not_found = if stateless_era(&pair.client) {
         ErrorCode::INVALID_PARAMS
     } else {
@@ -415,32 +417,24 @@ async fn a_fixed_resource_can_be_not_found(connector: Connector) {
 async fn duplicate_resources_are_refused(connector: Connector) {
     let fixed =
         |uri: &str| ResourceDef::new(uri, "r", |_cx: Context| async move { Ok::<_, String>("x") });
+    let builder = Server::builder("dups", "1.0.0")
+        .resource(fixed("file:///a"))
+        .unwrap();
+    let refused = builder.resource(fixed("file:///a")).unwrap_err();
+    assert!(refused.is_duplicate(), "{refused}");
     let template = |t: &str| {
         TemplateDef::new(t, "t", |_: NoteId, _cx: Context| async move {
             Ok::<_, String>("x")
         })
     };
-    let builder = Server::builder("dups", "1.0.0")
-        .resource(fixed("file:///a"))
-        .unwrap();
-    assert!(
-        builder
-            .resource(fixed("file:///a"))
-            .unwrap_err()
-            .is_duplicate()
-    );
     let server = Server::builder("dups", "1.0.0")
         .resource(fixed("file:///a"))
         .unwrap()
         .resource_template(template("notes://{id}"))
         .unwrap()
         .build();
-    assert!(
-        server
-            .add_resource(fixed("file:///a"))
-            .unwrap_err()
-            .is_duplicate()
-    );
+    let refused = server.add_resource(fixed("file:///a")).unwrap_err();
+    assert!(refused.is_duplicate(), "{refused}");
     let again = server
         .add_resource_template(template("notes://{id}"))
         .unwrap_err();
@@ -570,16 +564,11 @@ async fn subscriptions_need_the_capability(connector: Connector) {
     assert!(local.is_refused(), "{local:?}");
     assert_eq!(pair.wire.sent_count("resources/subscribe"), 0);
     // ...and by the server when sent anyway.
-    let remote = pair
-        .client
-        .peer()
-        .request_with::<SubscribeRequest>(
-            ResourceRequestParams::new("file:///a"),
-            raw_options(&pair.client),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(error_code(&remote), ErrorCode::METHOD_NOT_FOUND);
+    let remote = pair.client.peer().request_with::<SubscribeRequest>(
+        ResourceRequestParams::new("file:///a"),
+        raw_options(&pair.client),
+    );
+    assert_eq!(refusal_code(remote).await, ErrorCode::METHOD_NOT_FOUND);
 }
 
 async fn subscribers_hear_of_updates_until_they_unsubscribe(connector: Connector) {
@@ -603,12 +592,8 @@ async fn subscribers_hear_of_updates_until_they_unsubscribe(connector: Connector
         .unwrap();
     assert!(pair.server().is_subscribed("file:///readme.md"));
     // Unknown URIs cannot be subscribed to.
-    let unknown = pair
-        .client
-        .subscribe_resource("file:///nope")
-        .await
-        .unwrap_err();
-    assert_eq!(error_code(&unknown), ErrorCode::RESOURCE_NOT_FOUND);
+    let unknown = pair.client.subscribe_resource("file:///nope");
+    assert_eq!(refusal_code(unknown).await, ErrorCode::RESOURCE_NOT_FOUND);
 
     assert_eq!(server.notify_resource_updated("file:///readme.md").await, 1);
     assert_eq!(
@@ -633,12 +618,8 @@ async fn subscribers_hear_of_updates_until_they_unsubscribe(connector: Connector
         within("the logo update", rx.recv()).await.unwrap(),
         "file:///logo.png"
     );
-    let updates: Vec<Value> = pair
-        .wire
-        .received_of("notifications/resources/updated")
-        .iter()
-        .map(|m| serde_json::to_value(m).unwrap()["params"]["uri"].clone())
-        .collect();
+    let updated = pair.wire.received_params("notifications/resources/updated");
+    let updates: Vec<Value> = updated.iter().map(|p| p["uri"].clone()).collect();
     assert_eq!(
         updates,
         [
@@ -653,11 +634,7 @@ async fn adding_a_resource_announces_list_changed(connector: Connector) {
     let server = Server::builder("growing", "1.0.0")
         .enable_resources()
         .build();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let builder = client().on_list_changed(ListKind::Resources, move |kind| {
-        let _ = tx.send(kind);
-    });
-    let pair = connect(&connector, &server, builder).await;
+    let (pair, mut rx) = watching(&connector, &server, ListKind::Resources).await;
     assert_eq!(
         pair.client
             .server_capabilities()
@@ -670,10 +647,7 @@ async fn adding_a_resource_announces_list_changed(connector: Connector) {
     server
         .add_resource(text_resource("file:///new", "new", "fresh"))
         .unwrap();
-    assert_eq!(
-        within("list_changed", rx.recv()).await,
-        Some(ListKind::Resources)
-    );
+    announced(&mut rx, ListKind::Resources, "list_changed").await;
     assert_eq!(
         pair.client.list_all_resources().await.unwrap()[0].uri,
         "file:///new"

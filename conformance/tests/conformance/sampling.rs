@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::{
-    Pair, Work, asked_of, call_work, client, connect, input_asking_server, input_required_server,
-    stateless_era, work_tool,
+    Pair, Work, asked_of, call_tool_request, call_work, client, connect, input_asking_server,
+    input_required_server, stateless_era, work_tool,
 };
 
 pub(crate) fn tests() -> Vec<Test> {
@@ -374,14 +374,7 @@ async fn media_and_both_content_forms_cross_intact(connector: Connector) {
     );
     let seen = within("the callback", seen.recv()).await.unwrap();
     assert_eq!(seen, params);
-    assert!(matches!(
-        seen.messages[0].content,
-        SamplingContent::Single(_)
-    ));
-    assert!(matches!(
-        seen.messages[1].content,
-        SamplingContent::Multiple(_)
-    ));
+    assert_one_block_then_several(&seen);
     // On the wire: a lone object, then an array.
     let request = asked_of(&pair, "sampling/createMessage")
         .pop()
@@ -571,12 +564,9 @@ async fn mixed_tool_results_never_cross_in_input_required(connector: Connector) 
     });
     let (builder, mut seen) = recording_client(SamplingSupport::new().with_tools(), answer);
     let (client, wire) = input_required_server(&connector, builder, first).await;
-    let refused = within(
-        "the call",
-        client.request::<CallToolRequest>(CallToolRequestParams::new("weather")),
-    )
-    .await
-    .expect_err("an embedded request mixing tool results is refused");
+    let refused = call_tool_request(&client, "weather")
+        .await
+        .expect_err("an embedded request mixing tool results is refused");
     let said = refused.to_string();
     assert!(said.contains("mixes tool results"), "{said}");
     assert!(seen.try_recv().is_err(), "the callback never saw it");
@@ -640,5 +630,18 @@ async fn unanswered_tool_use_is_refused(connector: Connector) {
     assert_eq!(
         seen, balanced,
         "only the valid request reached the callback"
+    );
+}
+
+/// Asserts that the first message of `params` holds one content block, the second several.
+pub(crate) fn assert_one_block_then_several(params: &CreateMessageRequestParams) {
+    let content = |i: usize| &params.messages[i].content;
+    assert!(
+        matches!(content(0), SamplingContent::Single(_)),
+        "{params:?}"
+    );
+    assert!(
+        matches!(content(1), SamplingContent::Multiple(_)),
+        "{params:?}"
     );
 }

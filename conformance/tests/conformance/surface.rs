@@ -179,19 +179,11 @@ async fn every_page_of_a_list_has_one_scope(connector: Connector) {
     // is private, so every page says so, the public ones' pages too.
     let public =
         |name: &str| text_tool(name, "ok").cache_hints(Duration::from_secs(60), CacheScope::Public);
-    let server = Server::builder("paged", "1.0.0")
-        .page_size(2)
-        .tool(public("a"))
-        .unwrap()
-        .tool(public("b"))
-        .unwrap()
-        .tool(public("c"))
-        .unwrap()
-        .tool(public("d"))
-        .unwrap()
-        .tool(text_tool("e", "ok"))
-        .unwrap()
-        .build();
+    let mut builder = Server::builder("paged", "1.0.0").page_size(2);
+    for name in ["a", "b", "c", "d"] {
+        builder = builder.tool(public(name)).unwrap();
+    }
+    let server = builder.tool(text_tool("e", "ok")).unwrap().build();
     let pair = connect(&connector, &server, client()).await;
     let mut scopes = Vec::new();
     let mut cursor = None;

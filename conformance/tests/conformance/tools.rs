@@ -15,10 +15,10 @@ use modelctx::types::{
 use modelctx_conformance::{Connector, Test, conformance_test, within};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::sync::{Barrier, mpsc};
+use tokio::sync::Barrier;
 
 use crate::pagination::page_asked;
-use crate::support::{Pair, client, connect, server_with_tool, text_tool};
+use crate::support::{Pair, client, connect, server_with_tool, text_tool, watching};
 
 pub(crate) fn tests() -> Vec<Test> {
     vec![
@@ -112,6 +112,13 @@ pub(crate) async fn call_without_arguments(pair: &Pair, name: &str) -> CallToolR
         .call_tool(name, JsonObject::new())
         .await
         .unwrap()
+}
+
+/// Awaits `call`, which must fail, and returns the JSON-RPC error code it failed with.
+pub(crate) async fn refusal_code<T: std::fmt::Debug>(
+    call: impl std::future::Future<Output = Result<T, modelctx::session::SessionError>>,
+) -> ErrorCode {
+    error_code(&call.await.unwrap_err())
 }
 
 /// The JSON-RPC error code of a failed call.
@@ -316,11 +323,10 @@ async fn progress_reaches_the_caller_before_the_reply(connector: Connector) {
         .unwrap();
     assert_eq!(result.content, vec![ContentBlock::text("done")]);
     assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
-    let tokens: Vec<Value> = pair
-        .wire
-        .received_of("notifications/progress")
+    let progress = pair.wire.received_params("notifications/progress");
+    let tokens: Vec<Value> = progress
         .iter()
-        .map(|m| serde_json::to_value(m).unwrap()["params"]["progressToken"].clone())
+        .map(|p| p["progressToken"].clone())
         .collect();
     // Each carries the token the client put in the request's `_meta`.
     let call = pair.wire.first_sent("tools/call").unwrap();
@@ -594,11 +600,7 @@ async fn tools_list_cursors_travel_verbatim(connector: Connector) {
 
 async fn adding_a_tool_announces_list_changed(connector: Connector) {
     let server = Server::builder("tools", "1.0.0").enable_tools().build();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let builder = client().on_list_changed(ListKind::Tools, move |kind| {
-        let _ = tx.send(kind);
-    });
-    let pair = connect(&connector, &server, builder).await;
+    let (pair, mut rx) = watching(&connector, &server, ListKind::Tools).await;
     let caps = pair.client.server_capabilities();
     assert_eq!(caps.tools.as_ref().unwrap().list_changed, Some(true));
     assert!(pair.client.list_all_tools().await.unwrap().is_empty());

@@ -8,6 +8,7 @@ use std::time::Duration;
 use modelctx::client::{Client, FormAnswer};
 use modelctx::server::{Context, Server, ToolDef};
 use modelctx::types::{CallToolResult, ElicitValue, RequestedSchema, Tool};
+use modelctx_conformance::assert_next_change;
 use modelctx_test::{ask_for_name, within};
 use serde_json::json;
 
@@ -58,7 +59,7 @@ async fn connect_in_memory(
 ) -> (Client, modelctx::server::ServerSession) {
     let (client_side, server_side) = modelctx::memory::pair();
     let session = server.serve(server_side);
-    let client = within(WAIT, "connect", client.connect(client_side))
+    let client = waited("connect", client.connect(client_side))
         .await
         .unwrap();
     (client, session)
@@ -67,27 +68,17 @@ async fn connect_in_memory(
 /// Connects `client` to the endpoint at `url` over streamable HTTP.
 async fn connect_http(url: &str, client: modelctx::client::ClientBuilder) -> Client {
     let transport = modelctx::http::StreamableHttpClientTransport::new(url).unwrap();
-    within(WAIT, "connect", client.connect(transport))
-        .await
-        .unwrap()
+    waited("connect", client.connect(transport)).await.unwrap()
 }
 
-/// Awaits `next`, the next change on a subscription or watch, and returns it.
-async fn next_change(
-    what: &str,
-    next: impl std::future::Future<
-        Output = Option<
-            Result<modelctx::types::ServerNotification, modelctx::session::SessionError>,
-        >,
-    >,
-) -> modelctx::types::ServerNotification {
-    within(WAIT, what, next).await.unwrap().unwrap()
+/// Awaits `future` for at most [`WAIT`]; `what` names it should it not finish in time.
+async fn waited<F: std::future::Future>(what: &str, future: F) -> F::Output {
+    within(WAIT, what, future).await
 }
 
 /// Calls `greet` and checks the greeting the server answers with.
 async fn greets(client: &Client) {
-    let result = within(
-        WAIT,
+    let result = waited(
         "tools/call",
         client.call_tool("greet", serde_json::Map::new()),
     )
@@ -101,12 +92,10 @@ async fn a_client_that_speaks_both_eras_finds_the_stateless_one_and_answers_inpu
     let (client, _session) = connect_in_memory(&greeter(true), era_client(false)).await;
     assert_eq!(client.protocol_version().as_str(), "2026-07-28");
     assert_eq!(client.server_info().name, "greeter");
-    let tools = within(WAIT, "tools/list", client.list_all_tools())
-        .await
-        .unwrap();
+    let tools = waited("tools/list", client.list_all_tools()).await.unwrap();
     assert_eq!(tools[0].name, "greet");
     greets(&client).await;
-    within(WAIT, "ping", client.ping()).await.unwrap();
+    waited("ping", client.ping()).await.unwrap();
 }
 
 #[tokio::test]
@@ -118,7 +107,7 @@ async fn against_a_handshake_only_server_it_falls_back_unless_pinned() {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = greeter(false).serve(server_side);
     assert!(
-        within(WAIT, "connect", era_client(true).connect(client_side))
+        waited("connect", era_client(true).connect(client_side))
             .await
             .is_err()
     );
@@ -147,8 +136,7 @@ async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds(
     greets(&client).await;
     // A refusal sent with an HTTP error status (400 here) comes back as the JSON-RPC
     // error in its body.
-    let error = within(
-        WAIT,
+    let error = waited(
         "an unknown tool",
         client.call_tool("nope", serde_json::Map::new()),
     )
@@ -160,8 +148,7 @@ async fn over_http_the_stateless_era_needs_no_session_and_input_comes_in_rounds(
 
     // The same endpoint still serves a handshake client.
     let transport = modelctx::http::StreamableHttpClientTransport::new(&url).unwrap();
-    let old = within(
-        WAIT,
+    let old = waited(
         "connect (2025)",
         Client::builder("old", "1.0.0")
             .mode(modelctx::client::ConnectMode::Handshake)
@@ -219,12 +206,12 @@ async fn abandoning_a_call_cancels_its_handler_in_the_stateless_era() {
         let client = client.clone();
         tokio::spawn(async move { client.call_tool("wait", serde_json::Map::new()).await })
     };
-    within(WAIT, "the handler to start", started.recv())
+    waited("the handler to start", started.recv())
         .await
         .unwrap();
     // The caller gives up: its request is dropped, which sends notifications/cancelled.
     call.abort();
-    within(WAIT, "the handler to see the cancellation", stopped.recv())
+    waited("the handler to see the cancellation", stopped.recv())
         .await
         .unwrap();
 }
@@ -238,8 +225,7 @@ async fn closing_the_response_stream_cancels_the_request_over_http() {
         "name": "wait", "arguments": {},
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let response = within(
-        WAIT,
+    let response = waited(
         "the response head",
         reqwest::Client::new()
             .post(&url)
@@ -254,11 +240,11 @@ async fn closing_the_response_stream_cancels_the_request_over_http() {
     .await
     .unwrap();
     assert_eq!(response.status(), 200);
-    within(WAIT, "the handler to start", started.recv())
+    waited("the handler to start", started.recv())
         .await
         .unwrap();
     drop(response);
-    within(WAIT, "the handler to be stopped", stopped.recv())
+    waited("the handler to be stopped", stopped.recv())
         .await
         .unwrap();
 }
@@ -309,8 +295,7 @@ async fn listen_for_tool_changes(client: &Client, server: &Server) {
     use modelctx::types::{ServerNotification, SubscriptionFilter};
     let tools = SubscriptionFilter::new().with_tools_list_changed(true);
     let prompts = SubscriptionFilter::new().with_prompts_list_changed(true);
-    let (tools, prompts) = within(
-        WAIT,
+    let (tools, prompts) = waited(
         "the acknowledgements",
         futures::future::join(client.subscribe(tools), client.subscribe(prompts)),
     )
@@ -319,10 +304,10 @@ async fn listen_for_tool_changes(client: &Client, server: &Server) {
     assert_eq!(tools.honored().tools_list_changed, Some(true));
     assert_eq!(prompts.honored().prompts_list_changed, Some(true));
     server.add_tool(extra_tool("extra")).unwrap();
-    let changed = next_change("the change", tools.next()).await;
-    assert!(
-        matches!(changed, ServerNotification::ToolListChanged(_)),
-        "{changed:?}"
+    assert_next_change!(
+        "the change",
+        tools.next(),
+        ServerNotification::ToolListChanged(_)
     );
     // The prompt subscription hears nothing of tools: a prompt change is next for it.
     server
@@ -333,10 +318,10 @@ async fn listen_for_tool_changes(client: &Client, server: &Server) {
             },
         ))
         .unwrap();
-    let changed = next_change("the prompt change", prompts.next()).await;
-    assert!(
-        matches!(changed, ServerNotification::PromptListChanged(_)),
-        "{changed:?}"
+    assert_next_change!(
+        "the prompt change",
+        prompts.next(),
+        ServerNotification::PromptListChanged(_)
     );
     tools.close();
     prompts.close();
@@ -403,8 +388,7 @@ async fn a_caller_can_answer_input_requests_itself_round_by_round() {
     // Declares form elicitation, but answers it by hand rather than from a callback.
     let (client, _session) = connect_in_memory(&greeter(true), era_client(true)).await;
     let mut params = CallToolRequestParams::new("greet");
-    let asked = match within(
-        WAIT,
+    let asked = match waited(
         "the first round",
         client.request_round::<CallToolRequest>(params.clone(), Default::default()),
     )
@@ -423,8 +407,7 @@ async fn a_caller_can_answer_input_requests_itself_round_by_round() {
     let answer = InputResponse::from(ElicitResult::accept(content));
     params.input_responses = Some([(key.clone(), answer)].into_iter().collect());
     params.request_state = asked.request_state.clone();
-    let done = within(
-        WAIT,
+    let done = waited(
         "the second round",
         client.request_round::<CallToolRequest>(params, Default::default()),
     )
@@ -485,10 +468,7 @@ async fn a_call_the_server_makes_a_task_of_is_followed_to_its_result() {
     // The task asked for the name through its inputRequests, the client's form
     // callback answered through tasks/update; the result comes once the gate opens.
     open.send_replace(true);
-    let result: CallToolResult = within(WAIT, "the task's result", call)
-        .await
-        .unwrap()
-        .unwrap();
+    let result: CallToolResult = waited("the task's result", call).await.unwrap().unwrap();
     assert_eq!(result.content[0].as_text(), Some("done for \"Ada\""));
     // Asking for a task is the 2025 way, refused in this era.
     let refused = client
@@ -507,13 +487,9 @@ async fn without_the_extension_the_same_call_runs_plainly() {
     let (client_side, server_side) = modelctx::memory::pair();
     let _session = task_server(gate).serve(server_side);
     let client = era_client(true).connect(client_side).await.unwrap();
-    let result = within(
-        WAIT,
-        "the call",
-        client.call_tool("long", serde_json::Map::new()),
-    )
-    .await
-    .unwrap();
+    let result = waited("the call", client.call_tool("long", serde_json::Map::new()))
+        .await
+        .unwrap();
     assert!(!result.is_error(), "{result:?}");
     drop(open);
 }
@@ -540,25 +516,19 @@ async fn watch_in(legacy: bool) {
     let filter = SubscriptionFilter::new()
         .with_tools_list_changed(true)
         .with_resource_subscriptions(vec!["file:///a.txt".to_owned()]);
-    let mut watch = within(WAIT, "the watch", client.watch(filter))
-        .await
-        .unwrap();
+    let mut watch = waited("the watch", client.watch(filter)).await.unwrap();
     assert_eq!(watch.honored().tools_list_changed, Some(true));
     assert_eq!(
         watch.honored().resource_subscriptions.as_deref(),
         Some(&["file:///a.txt".to_owned()][..])
     );
     server.notify_resource_updated("file:///a.txt").await;
-    let updated = next_change("the update", watch.next()).await;
-    assert!(
-        matches!(&updated, ServerNotification::ResourceUpdated(n) if n.params.uri == "file:///a.txt"),
-        "{updated:?}"
-    );
+    assert_next_change!("the update", watch.next(), ServerNotification::ResourceUpdated(n) if n.params.uri == "file:///a.txt");
     server.add_tool(extra_tool("late")).unwrap();
-    let changed = next_change("the list change", watch.next()).await;
-    assert!(
-        matches!(changed, ServerNotification::ToolListChanged(_)),
-        "{changed:?}"
+    assert_next_change!(
+        "the list change",
+        watch.next(),
+        ServerNotification::ToolListChanged(_)
     );
 }
 

@@ -116,6 +116,11 @@ fn era_call(
     }
 }
 
+/// An [`era_call`] of the `hold` tool, which waits on the test's gates, with no region.
+fn held_call(http: &reqwest::Client, url: &str, id_caller: (u64, &str)) -> reqwest::RequestBuilder {
+    era_call(http, url, id_caller, ("hold", "-", None))
+}
+
 /// A POST of `body` with the headers of protocol 2026-07-28 (`Mcp-Method` and
 /// `Mcp-Name` from `method_name`).
 pub(crate) fn era_post(
@@ -200,12 +205,7 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
     assert_eq!(made(), 1);
 
     // A request still running keeps its session: the POST beside it gets another.
-    let held = tokio::spawn(answer_of(era_call(
-        &http,
-        &url,
-        (7, "dave"),
-        ("hold", "-", None),
-    )));
+    let held = tokio::spawn(answer_of(held_call(&http, &url, (7, "dave"))));
     within(WAIT, "the held call to start", gates.started.notified()).await;
     answered_with(
         era_call(&http, &url, (7, "erin"), ("where", "ap", Some("ap"))),
@@ -220,7 +220,7 @@ async fn one_session_serves_post_after_post_each_with_its_own_headers_and_envelo
 
     // A request whose client goes away is cancelled, and its session is not served
     // again; the next POST is answered all the same.
-    let gone = tokio::spawn(era_call(&http, &url, (8, "frank"), ("hold", "-", None)).send());
+    let gone = tokio::spawn(held_call(&http, &url, (8, "frank")).send());
     within(
         WAIT,
         "the abandoned call to start",
@@ -278,12 +278,7 @@ async fn what_a_handler_leaves_behind_reaches_no_later_request_of_the_same_id() 
     .await;
     // The next request, the same id, on the same session, streams its answer: a notice
     // the first one's handler leaves behind now must not land there.
-    let next = tokio::spawn(text_of(era_call(
-        &http,
-        &url,
-        (1, "ben"),
-        ("hold", "-", None),
-    )));
+    let next = tokio::spawn(text_of(held_call(&http, &url, (1, "ben"))));
     within(WAIT, "the next call to start", gates.started.notified()).await;
     assert_eq!(served.lock().unwrap().len(), 1, "one session serves both");
     // Refused where it is made (the request it belonged to was cancelled when it ended)…

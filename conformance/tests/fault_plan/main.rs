@@ -32,7 +32,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Barrier, Notify, mpsc};
 
 use modelctx_conformance::http_support::{self, Raw, host, raw_post, send};
-use modelctx_conformance::support::{Echo, client, connect, payload};
+use modelctx_conformance::support::{Echo, client, connect, loopback, payload};
 use modelctx_test::text_of;
 
 request_method!(Explode = "test/explode");
@@ -450,10 +450,7 @@ impl Wire {
 
 /// Serves `server` over legacy HTTP+SSE with `config` on a loopback port; its origin.
 async fn serve_sse(server: &Server, config: modelctx::sse::SseServerConfig) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1:0");
-    let origin = format!("http://{}", listener.local_addr().expect("local addr"));
+    let (listener, origin) = loopback("").await;
     let server = server.clone();
     let service = modelctx::sse::SseService::with_config(config, move |transport| {
         server.serve(transport);
@@ -603,10 +600,7 @@ fn post_target(wire: &Wire) -> (String, Vec<(String, String)>) {
 /// streamable HTTP URL and the legacy SSE origin.
 async fn slow_peer_endpoints(timeout: std::time::Duration) -> (String, String) {
     let (server, _, _) = fault_server();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1:0");
-    let http = format!("http://{}/mcp", listener.local_addr().expect("local addr"));
+    let (listener, http) = loopback("/mcp").await;
     let config = StreamableHttpServerConfig::default()
         .header_read_timeout(timeout)
         .body_timeout(timeout);
@@ -616,10 +610,7 @@ async fn slow_peer_endpoints(timeout: std::time::Duration) -> (String, String) {
     });
     tokio::spawn(service.serve(listener, std::future::pending()));
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1:0");
-    let sse = format!("http://{}", listener.local_addr().expect("local addr"));
+    let (listener, sse) = loopback("").await;
     let config = modelctx::sse::SseServerConfig::default()
         .header_read_timeout(timeout)
         .body_timeout(timeout);
@@ -669,13 +660,7 @@ async fn dropping_proxy(
     path: &str,
     chaos: Arc<std::sync::atomic::AtomicBool>,
 ) -> (String, Arc<AtomicUsize>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1:0");
-    let url = format!(
-        "http://{}{path}",
-        listener.local_addr().expect("local addr")
-    );
+    let (listener, url) = loopback(path).await;
     let cuts = Arc::new(AtomicUsize::new(0));
     let counted = cuts.clone();
     tokio::spawn(async move {

@@ -117,6 +117,18 @@ impl Recording {
         self.of(Direction::Received, method)
     }
 
+    /// The `params` of each message of `method` the wrapped side sent so far, in order,
+    /// as JSON (`null` for a message without).
+    pub fn sent_params(&self, method: &str) -> Vec<serde_json::Value> {
+        Self::params(self.sent_of(method))
+    }
+
+    /// The `params` of each message of `method` the wrapped side received so far, in
+    /// order, as JSON (`null` for a message without).
+    pub fn received_params(&self, method: &str) -> Vec<serde_json::Value> {
+        Self::params(self.received_of(method))
+    }
+
     /// How many messages of `method` the wrapped side sent so far.
     pub fn sent_count(&self, method: &str) -> usize {
         self.sent_of(method).len()
@@ -143,6 +155,16 @@ impl Recording {
         self.sent()
             .iter()
             .filter_map(|m| m.method().map(str::to_owned))
+            .collect()
+    }
+
+    fn params(messages: Vec<JsonRpcMessage>) -> Vec<serde_json::Value> {
+        messages
+            .iter()
+            .map(|m| {
+                let mut message = serde_json::to_value(m).expect("a message is JSON");
+                message["params"].take()
+            })
             .collect()
     }
 

@@ -238,6 +238,13 @@ impl SkillsMock {
         );
     }
 
+    /// Notes a call of `method` and returns the entry to answer it with.
+    fn called(&self, method: &str) -> Value {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.push(method.into());
+        self.entry.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// A server answering from this mock; it declares the extension when `declare`.
     pub fn server(self: &Arc<Self>, declare: bool) -> Server {
         let (list, get, read) = (self.clone(), self.clone(), self.clone());
@@ -245,22 +252,14 @@ impl SkillsMock {
             .request_handler::<RawList, _, _>(move |_params, _cx| {
                 let mock = list.clone();
                 async move {
-                    mock.calls
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push("skills/list".into());
-                    let entry = mock.entry.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    let entry = mock.called("skills/list");
                     Ok(json!({ "skills": [entry] }))
                 }
             })
             .request_handler::<RawGet, _, _>(move |params, _cx| {
                 let mock = get.clone();
                 async move {
-                    mock.calls
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push("skills/get".into());
-                    let entry = mock.entry.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    let entry = mock.called("skills/get");
                     if params["uri"] == entry["uri"] {
                         Ok(json!({ "skill": entry }))
                     } else {

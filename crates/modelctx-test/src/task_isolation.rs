@@ -274,16 +274,16 @@ impl Requestor {
         .await
         .unwrap_or_else(|e| panic!("{what}: {e}"));
         let status = response.status().as_u16();
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let sse = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)?
+                .to_str()
+                .ok()
+                .map(str::to_owned)
+        };
+        let session = header("mcp-session-id");
+        let sse = header("content-type").is_some_and(|v| v.starts_with("text/event-stream"));
         let text = within(WITHIN, &what, response.text()).await.unwrap();
         let messages: Vec<Value> = if sse {
             text.lines()

@@ -218,12 +218,18 @@ async fn serve_refusing(server: Server, refuse: fn(&str) -> Option<modelctx::typ
     session.close().await;
 }
 
-/// A streamable HTTP server on 127.0.0.1, served until the sender is dropped.
-async fn serve_http() -> (String, tokio::sync::oneshot::Sender<()>) {
+/// A listener on a free port of 127.0.0.1, and the URL of `/mcp` there for `scheme`.
+async fn mcp_listener(scheme: &str) -> (tokio::net::TcpListener, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let url = format!("{scheme}://{}/mcp", listener.local_addr().expect("addr"));
+    (listener, url)
+}
+
+/// A streamable HTTP server on 127.0.0.1, served until the sender is dropped.
+async fn serve_http() -> (String, tokio::sync::oneshot::Sender<()>) {
+    let (listener, url) = mcp_listener("http").await;
     let server = server("cli-test-http");
     let service = StreamableHttpService::new(move |transport| {
         server.serve(transport);
@@ -252,6 +258,16 @@ struct Run {
 }
 
 impl Run {
+    /// Asserts that the run succeeded and printed exactly `stdout`.
+    fn assert_printed(&self, stdout: &str) {
+        assert_eq!(
+            (self.code, self.stdout.as_str()),
+            (0, stdout),
+            "{}",
+            self.stderr
+        );
+    }
+
     fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
             panic!(
@@ -371,12 +387,7 @@ async fn a_string_property_keeps_what_looks_like_json() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.json()["content"][0]["text"], "42");
     let run = modelctx(&["call", "echo", "text=two words"], &stdio_target()).await;
-    assert_eq!(
-        (run.code, run.stdout.as_str()),
-        (0, "two words\n"),
-        "{}",
-        run.stderr
-    );
+    run.assert_printed("two words\n");
 }
 
 async fn a_tool_error_exits_1() {
@@ -418,22 +429,12 @@ async fn progress_goes_to_stderr() {
 async fn read_and_prompt() {
     let (url, _stop) = serve_http().await;
     let run = modelctx(&["read", "mem://greeting", &url], &[]).await;
-    assert_eq!(
-        (run.code, run.stdout.as_str()),
-        (0, "hello from a resource\n"),
-        "{}",
-        run.stderr
-    );
+    run.assert_printed("hello from a resource\n");
     let run = modelctx(&["read", "mem://greeting", "--json", &url], &[]).await;
     assert_eq!(run.json()["contents"][0]["uri"], "mem://greeting");
 
     let run = modelctx(&["prompt", "greet", "name=Ada"], &stdio_target()).await;
-    assert_eq!(
-        (run.code, run.stdout.as_str()),
-        (0, "user: Hello, Ada!\n"),
-        "{}",
-        run.stderr
-    );
+    run.assert_printed("user: Hello, Ada!\n");
     let run = modelctx(&["prompt", "greet", "name=Ada", "--json"], &stdio_target()).await;
     assert_eq!(run.json()["messages"][0]["content"]["text"], "Hello, Ada!");
 }
@@ -537,12 +538,7 @@ async fn a_server_from_a_config_file() {
         &[],
     )
     .await;
-    assert_eq!(
-        (run.code, run.stdout.as_str()),
-        (0, "hi\n"),
-        "{}",
-        run.stderr
-    );
+    run.assert_printed("hi\n");
 
     let run = modelctx(&["list", "--server", "nope", "--config", &file], &[]).await;
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -680,64 +676,30 @@ async fn the_mode_pins_a_revision_and_failures_say_what_was_tried() {
 }
 
 fn main() {
+    // Each test, named after its function, within four times the usual wait.
+    macro_rules! trial {
+        ($test:ident) => {
+            trial(stringify!($test), 4 * WAIT, $test)
+        };
+    }
     let trials = vec![
-        trial("list_json_over_stdio", 4 * WAIT, list_json_over_stdio),
-        trial("list_human_output", 4 * WAIT, list_human_output),
-        trial(
-            "call_over_http_in_both_eras",
-            4 * WAIT,
-            call_over_http_in_both_eras,
-        ),
-        trial(
-            "a_string_property_keeps_what_looks_like_json",
-            4 * WAIT,
-            a_string_property_keeps_what_looks_like_json,
-        ),
-        trial("a_tool_error_exits_1", 4 * WAIT, a_tool_error_exits_1),
-        trial("progress_goes_to_stderr", 4 * WAIT, progress_goes_to_stderr),
-        trial("read_and_prompt", 4 * WAIT, read_and_prompt),
-        trial(
-            "a_server_from_a_config_file",
-            4 * WAIT,
-            a_server_from_a_config_file,
-        ),
-        trial(
-            "skills_list_get_and_pull",
-            4 * WAIT,
-            skills_list_get_and_pull,
-        ),
-        trial(
-            "usage_and_failure_exit_codes",
-            4 * WAIT,
-            usage_and_failure_exit_codes,
-        ),
-        trial(
-            "call_a_slow_starting_stdio_server_in_auto_mode",
-            4 * WAIT,
-            call_a_slow_starting_stdio_server_in_auto_mode,
-        ),
-        trial(
-            "the_mode_pins_a_revision_and_failures_say_what_was_tried",
-            4 * WAIT,
-            the_mode_pins_a_revision_and_failures_say_what_was_tried,
-        ),
-        trial(
-            "logs_in_when_the_server_asks",
-            4 * WAIT,
-            logs_in_when_the_server_asks,
-        ),
+        trial!(list_json_over_stdio),
+        trial!(list_human_output),
+        trial!(call_over_http_in_both_eras),
+        trial!(a_string_property_keeps_what_looks_like_json),
+        trial!(a_tool_error_exits_1),
+        trial!(progress_goes_to_stderr),
+        trial!(read_and_prompt),
+        trial!(a_server_from_a_config_file),
+        trial!(skills_list_get_and_pull),
+        trial!(usage_and_failure_exit_codes),
+        trial!(call_a_slow_starting_stdio_server_in_auto_mode),
+        trial!(the_mode_pins_a_revision_and_failures_say_what_was_tried),
+        trial!(logs_in_when_the_server_asks),
         #[cfg(feature = "rustls")]
-        trial(
-            "https_with_a_ca_given_by_flag_or_env",
-            4 * WAIT,
-            https_with_a_ca_given_by_flag_or_env,
-        ),
+        trial!(https_with_a_ca_given_by_flag_or_env),
         #[cfg(not(feature = "rustls"))]
-        trial(
-            "https_needs_the_rustls_feature",
-            4 * WAIT,
-            https_needs_the_rustls_feature,
-        ),
+        trial!(https_needs_the_rustls_feature),
     ];
     trials::main(serve_stdio, trials);
 }

@@ -13,22 +13,27 @@ use crate::serve_http;
 use crate::server;
 use crate::{BIN, WAIT, modelctx, modelctx_with_env};
 
+/// The subject of the verified caller that reached the tool (`?` when the token names
+/// none).
+fn subject_of(cx: &Context) -> Result<String, &'static str> {
+    let caller = cx.extensions().get::<modelctx_oauth::AuthInfo>();
+    let subject = caller.ok_or("no verified caller")?.subject.clone();
+    Ok(subject.unwrap_or_else(|| "?".to_owned()))
+}
+
 /// A server behind the OAuth resource server, with the bundled authorization server
 /// (users: any name, password `pw`). Returns the MCP URL.
 async fn serve_protected() -> String {
     use modelctx::types::{JsonObject, Tool};
     use modelctx_oauth::{
-        AuthInfo, AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login,
-        ResourceServer, ResourceServerConfig,
+        AuthorizationServer, AuthorizationServerConfig, InMemoryStore, Login, ResourceServer,
+        ResourceServerConfig,
     };
     let as_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let mcp_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let (mcp_listener, mcp) = crate::mcp_listener("http").await;
     let issuer = format!("http://{}", as_listener.local_addr().expect("addr"));
-    let mcp = format!("http://{}/mcp", mcp_listener.local_addr().expect("addr"));
     let users = |login: &Login<'_>| (login.password == "pw").then(|| login.username.to_owned());
     let auth = AuthorizationServer::new(
         AuthorizationServerConfig::new(&issuer, &mcp).scopes_supported(["mcp:tools"]),
@@ -46,14 +51,7 @@ async fn serve_protected() -> String {
     let whoami = ToolDef::with_schema(
         Tool::without_arguments("whoami"),
         |_: JsonObject, cx: Context| async move {
-            let caller = cx
-                .extensions()
-                .get::<AuthInfo>()
-                .ok_or("no verified caller")?;
-            Ok::<_, String>(format!(
-                "you are {}",
-                caller.subject.as_deref().unwrap_or("?")
-            ))
+            Ok::<_, String>(format!("you are {}", subject_of(&cx)?))
         },
     );
     let server = Server::builder("cli-test-oauth", "1.0.0")
@@ -176,10 +174,7 @@ async fn serve_https() -> (String, std::path::PathBuf) {
     let ca_file = dir.join("ca.pem");
     std::fs::write(&ca_file, &ca.ca_pem).expect("write the CA");
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("https://{}/mcp", listener.local_addr().expect("addr"));
+    let (listener, url) = crate::mcp_listener("https").await;
     let server = server("cli-test-https");
     let service = StreamableHttpService::new(move |transport| {
         server.serve(transport);
@@ -201,12 +196,7 @@ pub(crate) async fn https_with_a_ca_given_by_flag_or_env() {
         &[],
     )
     .await;
-    assert_eq!(
-        (run.code, run.stdout.as_str()),
-        (0, "secure\n"),
-        "{}",
-        run.stderr
-    );
+    run.assert_printed("secure\n");
     let run = modelctx_with_env(
         &["list", "tools", "--json", &url],
         &[],

@@ -44,6 +44,13 @@ mod era_2026;
 mod tasks;
 mod tools;
 
+/// A fixed `text/plain` resource at `uri`, named `name`, that always reads `text`.
+fn text_resource((uri, name): (&str, &str), description: &str, text: &'static str) -> ResourceDef {
+    ResourceDef::new(uri, name, move |_cx| async move { Ok::<_, Error>(text) })
+        .description(description)
+        .mime_type("text/plain")
+}
+
 fn server(streams: Option<StreamControl>, gates: &Gates) -> Result<Server, Error> {
     let mut builder = Server::builder("modelctx-conformance-server", "1.0.0")
         .tasks(TaskConfig::new().poll_interval(Duration::from_millis(100)));
@@ -54,13 +61,11 @@ fn server(streams: Option<StreamControl>, gates: &Gates) -> Result<Server, Error
         builder = builder.tool(tool)?;
     }
     let builder = builder
-        .resource(
-            ResourceDef::new("test://static-text", "static-text", |_cx| async {
-                Ok::<_, Error>("This is the content of the static text resource.")
-            })
-            .description("A static text resource")
-            .mime_type("text/plain"),
-        )?
+        .resource(text_resource(
+            ("test://static-text", "static-text"),
+            "A static text resource",
+            "This is the content of the static text resource.",
+        ))?
         .resource(
             ResourceDef::new("test://static-binary", "static-binary", |_cx| async {
                 Ok::<_, Error>(Blob(png_bytes()))
@@ -68,13 +73,11 @@ fn server(streams: Option<StreamControl>, gates: &Gates) -> Result<Server, Error
             .description("A static binary resource")
             .mime_type("image/png"),
         )?
-        .resource(
-            ResourceDef::new("test://watched-resource", "watched-resource", |_cx| async {
-                Ok::<_, Error>("Watched resource content.")
-            })
-            .description("A resource to subscribe to")
-            .mime_type("text/plain"),
-        )?
+        .resource(text_resource(
+            ("test://watched-resource", "watched-resource"),
+            "A resource to subscribe to",
+            "Watched resource content.",
+        ))?
         .resource_template(
             TemplateDef::new(
                 "test://template/{id}/data",
