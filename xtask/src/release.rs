@@ -354,7 +354,8 @@ fn api(root: &Path, crates: &[Crate], bless: bool) -> Result<(), String> {
     }
 }
 
-/// The lines only in `old` (`- `) and only in `new` (`+ `), in order of appearance.
+/// The lines only in `old` (`- `) and only in `new` (`+ `), in order of appearance;
+/// when there are none, a line saying the two differ in order only.
 fn line_diff(old: &str, new: &str) -> String {
     let old_lines: std::collections::BTreeSet<&str> = old.lines().collect();
     let new_lines: std::collections::BTreeSet<&str> = new.lines().collect();
@@ -364,6 +365,11 @@ fn line_diff(old: &str, new: &str) -> String {
     }
     for l in new.lines().filter(|l| !old_lines.contains(l)) {
         out.push_str(&format!("  + {l}\n"));
+    }
+    if out.is_empty() {
+        // The same lines, in another order or some repeated (a record
+        // edited by hand): nothing for a reviewer to read, but still not the record.
+        out.push_str("  (the same items in another order: record them again)\n");
     }
     out
 }
@@ -399,5 +405,14 @@ mod tests {
     fn an_api_diff_names_what_went_and_what_came() {
         let diff = line_diff("pub fn a()\npub fn b()\n", "pub fn a()\npub fn c()\n");
         assert_eq!(diff, "  - pub fn b()\n  + pub fn c()\n");
+    }
+
+    #[test]
+    fn a_record_in_another_order_says_so() {
+        let diff = line_diff("pub fn b()\npub fn a()\n", "pub fn a()\npub fn b()\n");
+        assert_eq!(
+            diff,
+            "  (the same items in another order: record them again)\n"
+        );
     }
 }
