@@ -8,11 +8,12 @@
 //! await.
 //!
 //! The server keeps weak references to its live sessions ([`Announcer`], a map by a number
-//! each session gets). A session's entry goes when its service is dropped (`Tracking` in
+//! each session gets). A session's entry goes when its service is dropped (its `Place` in
 //! the session's service), so an ended session's state is freed at once; the map and the
-//! listeners' list give their room back as they drain. Trap: dropping a `Tracking` takes the
-//! announcer's session lock, so nothing that may drop a session's service runs under it
-//! (the lock covers only the map; `Announcer::live` upgrades under it and filters after).
+//! listeners' list give their room back as they drain. Trap: dropping a session's
+//! `Place` takes the announcer's session lock, so nothing that may drop a session's
+//! service runs under it (the lock covers only the map; `Announcer::live` upgrades
+//! under it and filters after).
 //!
 //! A registry change sets a pending flag per kind, and one task sends a single
 //! `list_changed` per kind to every live session after the debounce window, only for kinds
@@ -438,9 +439,6 @@ impl Drop for Place {
     }
 }
 
-/// Removes its listener when the stream it serves ends.
-pub(crate) type Listening = Place;
-
 /// The live sessions, the open `subscriptions/listen` streams, and the pending
 /// `list_changed` announcements.
 pub(crate) struct Announcer {
@@ -487,7 +485,7 @@ impl AnnouncementReceiver for Remote {
 }
 
 /// The sessions being served, each under the number [`Announcer::track`] gave it. A
-/// session leaves when its [`Tracking`] is dropped, with the session's service: a
+/// session leaves when its [`Place`] is dropped, with the session's service: a
 /// `Weak` left behind would keep the ended session's whole allocation (some 800
 /// bytes), and a list pruned only now and then kept up to one such block per session
 /// opened since, scattered through the heap (the soak measured it: every session of a
@@ -497,10 +495,6 @@ struct Tracked {
     next: u64,
     sessions: HashMap<u64, Weak<SessionState>>,
 }
-
-/// A session's place among the [`Announcer`]'s sessions: dropping it takes the session
-/// out (it takes the announcer's session lock: never drop one under that lock).
-pub(crate) type Tracking = Place;
 
 #[derive(Default)]
 struct Pending {
@@ -537,8 +531,8 @@ impl Announcer {
         })
     }
 
-    /// Counts `session` among the live ones until the returned [`Tracking`] is dropped.
-    pub(crate) fn track(self: &Arc<Self>, session: &Arc<SessionState>) -> Tracking {
+    /// Counts `session` among the live ones until the returned [`Place`] is dropped.
+    pub(crate) fn track(self: &Arc<Self>, session: &Arc<SessionState>) -> Place {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let _ = self.runtime.set(runtime);
         }
@@ -573,7 +567,7 @@ impl Announcer {
         self: &Arc<Self>,
         filter: SubscriptionFilter,
         tx: tokio::sync::mpsc::UnboundedSender<Change>,
-    ) -> Option<Listening> {
+    ) -> Option<Place> {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let _ = self.runtime.set(runtime);
         }
@@ -627,7 +621,7 @@ impl Announcer {
                 .filter_map(Weak::upgrade)
                 .collect()
         };
-        // The lock covers only the map (dropping a `Tracking` takes it too).
+        // The lock covers only the map (dropping a session's `Place` takes it too).
         sessions.retain(|s| !is_closed(s));
         sessions
     }

@@ -90,7 +90,7 @@ struct SessionService {
     server: Arc<Inner>,
     state: Arc<SessionState>,
     /// The session's place among the announcer's live sessions, left with the service.
-    tracking: std::sync::OnceLock<registry::Tracking>,
+    tracking: std::sync::OnceLock<registry::Place>,
 }
 
 impl SessionService {
