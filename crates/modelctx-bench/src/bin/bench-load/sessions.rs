@@ -13,64 +13,111 @@ use crate::{Figures, Target};
 /// Connections the flooding session calls on at once in the fairness scenario.
 pub(crate) const FLOOD_CONNECTIONS: usize = 32;
 
-/// One stateful session calls the echo tool sequentially, alone and then while another
-/// session floods the server (32 connections on one session id, each calling without
-/// pause): the quiet session's latency both times, and the flood's rate.
+/// The paced flood's offered rate, calls per second over all its connections: the same
+/// for every target, below what each serves flat out, so each quiet session faces the
+/// same neighbour.
+pub(crate) const PACED_FLOOD_PER_S: u32 = 16_000;
+
+/// One stateful session calls the echo tool sequentially: alone; while another session
+/// floods the server at a fixed rate (32 connections on one session id, each calling on
+/// its own clock, [`PACED_FLOOD_PER_S`] in all); and while that session floods without
+/// pause. The quiet session's latency each time, and each flood's achieved rate.
 pub(crate) async fn fairness(target: Target, calls: usize) -> Result<Figures, String> {
     let server = HttpServer::start(target, HttpMode::Stateful).await?;
     let mut quiet = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
     let mut next = 0u64;
     let rounds = calls / 4;
     timed_calls(&mut quiet, &mut next, rounds / 10).await?;
-    let alone = timed_calls(&mut quiet, &mut next, rounds).await?;
-
-    let mut flooder = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
-    let session = flooder.session.clone();
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let mut floods = Vec::with_capacity(FLOOD_CONNECTIONS);
-    for worker in 0..FLOOD_CONNECTIONS {
-        let mut client = if worker == 0 {
-            std::mem::replace(&mut flooder, HttpClient::open(&server.addr).await?)
-        } else {
-            let mut client = HttpClient::open(&server.addr).await?;
-            client.session.clone_from(&session);
-            client
-        };
-        let stop = stop.clone();
-        floods.push(tokio::spawn(async move {
-            let mut done = 0u64;
-            // Ids apart per connection: one session, no id twice in flight.
-            let base = 1_000_000 * (worker as u64 + 1);
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                client.call(base + done).await?;
-                done += 1;
-            }
-            Ok::<u64, String>(done)
-        }));
-    }
-    let flood_start = Instant::now();
-    // A few calls of the quiet session first, not timed, while the flood gets going.
-    timed_calls(&mut quiet, &mut next, rounds / 10).await?;
-    let flooded = timed_calls(&mut quiet, &mut next, rounds).await?;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let elapsed = flood_start.elapsed();
-    let mut flood_calls = 0u64;
-    for flood in floods {
-        flood_calls += flood.await.map_err(|e| e.to_string())??;
-    }
-    server.stop().await?;
-    let alone = Latencies::from_durations(&alone);
-    let flooded = Latencies::from_durations(&flooded);
-    Ok(vec![
+    let alone = Latencies::from_durations(&timed_calls(&mut quiet, &mut next, rounds).await?);
+    let flooder = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
+    let mut figures = vec![
         ("alone_p50_us", alone.percentile(50.0)),
         ("alone_p99_us", alone.percentile(99.0)),
-        ("flooded_p50_us", flooded.percentile(50.0)),
-        ("flooded_p99_us", flooded.percentile(99.0)),
+    ];
+    for (pace, names) in [
         (
-            "flood_calls_per_s",
-            flood_calls as f64 / elapsed.as_secs_f64(),
+            Some(PACED_FLOOD_PER_S),
+            ["paced_p50_us", "paced_p99_us", "paced_flood_calls_per_s"],
         ),
-    ])
+        (
+            None,
+            ["flooded_p50_us", "flooded_p99_us", "flood_calls_per_s"],
+        ),
+    ] {
+        let flood = Flood::start(&server.addr, &flooder, pace).await?;
+        // A few calls of the quiet session first, not timed, while the flood gets going.
+        timed_calls(&mut quiet, &mut next, rounds / 10).await?;
+        let flooded = Latencies::from_durations(&timed_calls(&mut quiet, &mut next, rounds).await?);
+        let flood_rate = flood.stop().await?;
+        figures.extend([
+            (names[0], flooded.percentile(50.0)),
+            (names[1], flooded.percentile(99.0)),
+            (names[2], flood_rate),
+        ]);
+    }
+    server.stop().await?;
+    Ok(figures)
+}
+
+/// One session's flood: [`FLOOD_CONNECTIONS`] connections calling the echo tool, without
+/// pause or each on its own clock.
+struct Flood {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    workers: Vec<tokio::task::JoinHandle<Result<u64, String>>>,
+    start: Instant,
+}
+
+impl Flood {
+    /// Starts the flood on new connections to `addr`, all in the session `flooder` opened.
+    /// `pace`: calls per second over all connections, spread evenly; `None`: flat out.
+    async fn start(addr: &str, flooder: &HttpClient, pace: Option<u32>) -> Result<Self, String> {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let period = pace.map(|rate| Duration::from_secs(FLOOD_CONNECTIONS as u64) / rate);
+        let start = Instant::now();
+        let mut workers = Vec::with_capacity(FLOOD_CONNECTIONS);
+        for worker in 0..FLOOD_CONNECTIONS {
+            let mut client = HttpClient::open(addr).await?;
+            client.session.clone_from(&flooder.session);
+            let stop = stop.clone();
+            // Each connection's clock starts a slice of the period after the previous one.
+            let mut clock = period.map(|period| {
+                let first =
+                    tokio::time::Instant::now() + period / FLOOD_CONNECTIONS as u32 * worker as u32;
+                let mut clock = tokio::time::interval_at(first, period);
+                clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+                clock
+            });
+            workers.push(tokio::spawn(async move {
+                let mut done = 0u64;
+                // Ids apart per connection: one session, no id twice in flight.
+                let base = 1_000_000 * (worker as u64 + 1);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Some(clock) = clock.as_mut() {
+                        clock.tick().await;
+                    }
+                    client.call(base + done).await?;
+                    done += 1;
+                }
+                Ok::<u64, String>(done)
+            }));
+        }
+        Ok(Self {
+            stop,
+            workers,
+            start,
+        })
+    }
+
+    /// Stops the flood: its achieved rate, calls per second.
+    async fn stop(self) -> Result<f64, String> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let elapsed = self.start.elapsed();
+        let mut calls = 0u64;
+        for worker in self.workers {
+            calls += worker.await.map_err(|e| e.to_string())??;
+        }
+        Ok(calls as f64 / elapsed.as_secs_f64())
+    }
 }
 
 /// `n` sequential echo calls on `client` (ids from `next` on), each timed.
