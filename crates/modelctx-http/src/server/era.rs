@@ -65,12 +65,21 @@ pub(super) fn is_stateless(by_headers: Option<bool>, messages: &[JsonRpcMessage]
 /// MUST reject the request with 400 Bad Request and a HeaderMismatch JSON-RPC error"),
 /// not served as a handshake-era request without its session.
 pub(super) fn contradicts_its_header(headers: &HeaderMap, messages: &[JsonRpcMessage]) -> bool {
+    // The cheap tests first: a request whose params cannot hold the envelope (every one
+    // of the handshake era) is decided without a header lookup or a parse.
+    let [JsonRpcMessage::Request(r)] = messages else {
+        return false;
+    };
+    if !may_name_a_version(r) || headers.contains_key(&SESSION_ID_HEADER) {
+        return false;
+    }
+    let Some(in_body) = body_version(r) else {
+        return false;
+    };
     let header = headers
         .get(&PROTOCOL_VERSION_HEADER)
         .and_then(|v| v.to_str().ok());
-    !headers.contains_key(&SESSION_ID_HEADER)
-        && matches!(messages, [JsonRpcMessage::Request(r)]
-            if body_version(r).is_some_and(|v| Some(v.as_str()) != header))
+    Some(in_body.as_str()) != header
 }
 
 /// [`is_stateless`] when the headers decide it (`MCP-Protocol-Version` is there):
@@ -180,13 +189,23 @@ fn mirrored(request: &JsonRpcRequest) -> Mirrored<'_> {
         .unwrap_or_default()
 }
 
-fn body_version(request: &JsonRpcRequest) -> Option<String> {
+/// Whether `request`'s params hold the envelope's version key anywhere: without it,
+/// [`body_version`] is `None` (a quick test, no parse).
+fn may_name_a_version(request: &JsonRpcRequest) -> bool {
     // Built once: `str::contains` would rebuild its searcher for this long key on every
     // request.
     static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(Meta::PROTOCOL_VERSION));
-    let raw = request.params.as_deref()?;
-    KEY.find(raw.get().as_bytes())?;
+    request
+        .params
+        .as_deref()
+        .is_some_and(|raw| KEY.find(raw.get().as_bytes()).is_some())
+}
+
+fn body_version(request: &JsonRpcRequest) -> Option<String> {
+    if !may_name_a_version(request) {
+        return None;
+    }
     mirrored(request)
         .meta?
         .protocol_version()

@@ -117,6 +117,10 @@ pub(super) fn sse_response(
     event_stream(body)
 }
 
+/// `X-Accel-Buffering`, made once: `from_static` checks the name each time it runs.
+static X_ACCEL_BUFFERING: http::HeaderName =
+    http::HeaderName::from_static(crate::headers::X_ACCEL_BUFFERING);
+
 /// Every SSE answer, in both eras and on the GET stream: `200 OK`, the event-stream
 /// type, not to be cached, and `X-Accel-Buffering: no` so that a reverse proxy such as
 /// nginx passes each event on as it comes instead of holding the stream.
@@ -127,10 +131,7 @@ pub(super) fn event_stream(body: Body) -> Response {
         [
             (header::CONTENT_TYPE, "text/event-stream"),
             (header::CACHE_CONTROL, "no-cache"),
-            (
-                http::HeaderName::from_static(crate::headers::X_ACCEL_BUFFERING),
-                "no",
-            ),
+            (X_ACCEL_BUFFERING.clone(), "no"),
         ],
     )
 }
