@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use super::config::StreamableHttpServerConfig;
 use super::reply;
+use super::request::VersionHeader;
 
 /// The headers this endpoint reads on every POST, as `HeaderName`s: a lookup by `&str`
 /// parses (and hashes) the name each time.
@@ -83,25 +84,22 @@ pub(super) fn contradicts_its_header(headers: &HeaderMap, messages: &[JsonRpcMes
 }
 
 /// [`is_stateless`] when the headers decide it (`MCP-Protocol-Version` is there):
-/// known before the body is read.
-pub(super) fn stateless_by_headers(headers: &HeaderMap) -> Option<bool> {
-    let value = headers.get(&PROTOCOL_VERSION_HEADER)?;
-    let value = value.to_str().ok();
-    if value.is_some_and(|v| ProtocolVersion::handshake(v).is_some()) {
-        return Some(false);
+/// known before the body is read. `version`: that header, read.
+pub(super) fn stateless_by_headers(headers: &HeaderMap, version: &VersionHeader) -> Option<bool> {
+    match version {
+        VersionHeader::Absent => None,
+        VersionHeader::Handshake(_) => Some(false),
+        // The era's own revision: a request of the era whatever else it carries. The
+        // 2026-07-28 transport (basic/transports/streamable-http, "Earlier Streamable
+        // HTTP Revisions") says of traffic shaped like the earlier revisions': "An
+        // `Mcp-Session-Id` header on a request: ignore it, and do not mint or echo
+        // session IDs." So a 2026-07-28 request naming a session (live or not) is
+        // served as any other of the era, never refused in the handshake era's terms.
+        VersionHeader::Stateless => Some(true),
+        // A version neither era knows, on a request of a session: the session era
+        // refuses it, the way handshake-era clients expect.
+        VersionHeader::Other => Some(!headers.contains_key(&SESSION_ID_HEADER)),
     }
-    // The era's own revision: a request of the era whatever else it carries. The
-    // 2026-07-28 transport (basic/transports/streamable-http, "Earlier Streamable HTTP
-    // Revisions") says of traffic shaped like the earlier revisions': "An
-    // `Mcp-Session-Id` header on a request: ignore it, and do not mint or echo session
-    // IDs." So a 2026-07-28 request naming a session (live or not) is served as any
-    // other of the era, never refused in the handshake era's terms.
-    if value == Some(ProtocolVersion::V2026_07_28.as_str()) {
-        return Some(true);
-    }
-    // A version neither era knows, on a request of a session: the session era
-    // refuses it, the way handshake-era clients expect.
-    Some(!headers.contains_key(&SESSION_ID_HEADER))
 }
 
 /// Whether a POST that sends a single-valued header more than once claims the
@@ -695,7 +693,7 @@ mod tests {
         let era = headers(&[("mcp-protocol-version", "2026-07-28")]);
         let old = headers(&[("mcp-protocol-version", "2025-11-25")]);
         let odd = headers(&[("mcp-protocol-version", "v999.0.0")]);
-        let by = stateless_by_headers;
+        let by = |h: &HeaderMap| stateless_by_headers(h, &VersionHeader::read(h));
         assert!(is_stateless(by(&era), std::slice::from_ref(&plain)));
         assert!(is_stateless(by(&odd), std::slice::from_ref(&plain)));
         assert!(!is_stateless(by(&old), std::slice::from_ref(&plain)));
