@@ -68,19 +68,16 @@ pub(super) fn is_stateless(by_headers: Option<bool>, messages: &[JsonRpcMessage]
 pub(super) fn contradicts_its_header(headers: &HeaderMap, messages: &[JsonRpcMessage]) -> bool {
     // The cheap tests first: a request whose params cannot hold the envelope (every one
     // of the handshake era) is decided without a header lookup or a parse.
-    let [JsonRpcMessage::Request(r)] = messages else {
-        return false;
-    };
-    if !may_name_a_version(r) || headers.contains_key(&SESSION_ID_HEADER) {
-        return false;
+    match messages {
+        [JsonRpcMessage::Request(r)]
+            if may_name_a_version(r) && !headers.contains_key(&SESSION_ID_HEADER) =>
+        {
+            let header = headers.get(&PROTOCOL_VERSION_HEADER);
+            let header = header.and_then(|v| v.to_str().ok());
+            body_version(r).is_some_and(|v| Some(v.as_str()) != header)
+        }
+        _ => false,
     }
-    let Some(in_body) = body_version(r) else {
-        return false;
-    };
-    let header = headers
-        .get(&PROTOCOL_VERSION_HEADER)
-        .and_then(|v| v.to_str().ok());
-    Some(in_body.as_str()) != header
 }
 
 /// [`is_stateless`] when the headers decide it (`MCP-Protocol-Version` is there):
@@ -173,6 +170,12 @@ impl BodyMeta<'_> {
 
 /// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
 fn json_str(text: &str) -> Option<Cow<'_, str>> {
+    // Without escapes, a string literal is its text between the quotes: no parser.
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && !inner.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
+    {
+        return Some(Cow::Borrowed(inner));
+    }
     if let Ok(s) = serde_json::from_str::<&str>(text) {
         return Some(Cow::Borrowed(s));
     }
