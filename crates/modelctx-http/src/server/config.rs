@@ -335,7 +335,12 @@ fn host_name(authority: &str) -> &str {
             None => authority,
         };
     }
-    authority.split(':').next().unwrap_or(authority)
+    // Up to the port, found by byte (`split` on a char builds a searcher).
+    let end = authority
+        .bytes()
+        .position(|b| b == b':')
+        .unwrap_or(authority.len());
+    &authority[..end]
 }
 
 fn is_loopback(authority: &str) -> bool {

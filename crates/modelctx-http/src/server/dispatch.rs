@@ -152,10 +152,14 @@ pub(super) async fn dispatch(
             None => sse_response(events),
         },
         Some(Answer::Json(waiters)) => {
-            let mut out = Vec::with_capacity(waiters.len());
+            // One request (the usual POST): its answer is the body, with no list to join.
+            let single = waiters.len() == 1;
+            let mut out = Vec::with_capacity(if single { 0 } else { waiters.len() });
+            let mut body = String::new();
             let mut error = None;
             for rx in waiters {
                 match rx.await {
+                    Ok((m, code)) if single => (body, error) = (m, code),
                     Ok((m, code)) => {
                         out.push(m);
                         error = code;
@@ -168,14 +172,11 @@ pub(super) async fn dispatch(
                     }
                 }
             }
-            let out_len = out.len();
-            let body = if out_len == 1 {
-                out.swap_remove(0)
-            } else {
-                format!("[{}]", out.join(","))
-            };
+            if !single {
+                body = format!("[{}]", out.join(","));
+            }
             // The era has no batches: its one answer's error sets the status.
-            let status = if stateless_era && out_len == 1 {
+            let status = if stateless_era && single {
                 era::status_for(error)
             } else {
                 StatusCode::OK

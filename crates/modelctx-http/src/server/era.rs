@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use super::config::StreamableHttpServerConfig;
 use super::reply;
+use super::request::VersionHeader;
 
 /// The headers this endpoint reads on every POST, as `HeaderName`s: a lookup by `&str`
 /// parses (and hashes) the name each time.
@@ -65,34 +66,37 @@ pub(super) fn is_stateless(by_headers: Option<bool>, messages: &[JsonRpcMessage]
 /// MUST reject the request with 400 Bad Request and a HeaderMismatch JSON-RPC error"),
 /// not served as a handshake-era request without its session.
 pub(super) fn contradicts_its_header(headers: &HeaderMap, messages: &[JsonRpcMessage]) -> bool {
-    let header = headers
-        .get(&PROTOCOL_VERSION_HEADER)
-        .and_then(|v| v.to_str().ok());
-    !headers.contains_key(&SESSION_ID_HEADER)
-        && matches!(messages, [JsonRpcMessage::Request(r)]
-            if body_version(r).is_some_and(|v| Some(v.as_str()) != header))
+    // The cheap tests first: a request whose params cannot hold the envelope (every one
+    // of the handshake era) is decided without a header lookup or a parse.
+    match messages {
+        [JsonRpcMessage::Request(r)]
+            if may_name_a_version(r) && !headers.contains_key(&SESSION_ID_HEADER) =>
+        {
+            let header = headers.get(&PROTOCOL_VERSION_HEADER);
+            let header = header.and_then(|v| v.to_str().ok());
+            body_version(r).is_some_and(|v| Some(v.as_str()) != header)
+        }
+        _ => false,
+    }
 }
 
 /// [`is_stateless`] when the headers decide it (`MCP-Protocol-Version` is there):
-/// known before the body is read.
-pub(super) fn stateless_by_headers(headers: &HeaderMap) -> Option<bool> {
-    let value = headers.get(&PROTOCOL_VERSION_HEADER)?;
-    let value = value.to_str().ok();
-    if value.is_some_and(|v| ProtocolVersion::handshake(v).is_some()) {
-        return Some(false);
+/// known before the body is read. `version`: that header, read.
+pub(super) fn stateless_by_headers(headers: &HeaderMap, version: &VersionHeader) -> Option<bool> {
+    match version {
+        VersionHeader::Absent => None,
+        VersionHeader::Handshake(_) => Some(false),
+        // The era's own revision: a request of the era whatever else it carries. The
+        // 2026-07-28 transport (basic/transports/streamable-http, "Earlier Streamable
+        // HTTP Revisions") says of traffic shaped like the earlier revisions': "An
+        // `Mcp-Session-Id` header on a request: ignore it, and do not mint or echo
+        // session IDs." So a 2026-07-28 request naming a session (live or not) is
+        // served as any other of the era, never refused in the handshake era's terms.
+        VersionHeader::Stateless => Some(true),
+        // A version neither era knows, on a request of a session: the session era
+        // refuses it, the way handshake-era clients expect.
+        VersionHeader::Other => Some(!headers.contains_key(&SESSION_ID_HEADER)),
     }
-    // The era's own revision: a request of the era whatever else it carries. The
-    // 2026-07-28 transport (basic/transports/streamable-http, "Earlier Streamable HTTP
-    // Revisions") says of traffic shaped like the earlier revisions': "An
-    // `Mcp-Session-Id` header on a request: ignore it, and do not mint or echo session
-    // IDs." So a 2026-07-28 request naming a session (live or not) is served as any
-    // other of the era, never refused in the handshake era's terms.
-    if value == Some(ProtocolVersion::V2026_07_28.as_str()) {
-        return Some(true);
-    }
-    // A version neither era knows, on a request of a session: the session era
-    // refuses it, the way handshake-era clients expect.
-    Some(!headers.contains_key(&SESSION_ID_HEADER))
 }
 
 /// Whether a POST that sends a single-valued header more than once claims the
@@ -166,6 +170,12 @@ impl BodyMeta<'_> {
 
 /// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
 fn json_str(text: &str) -> Option<Cow<'_, str>> {
+    // Without escapes, a string literal is its text between the quotes: no parser.
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && !inner.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
+    {
+        return Some(Cow::Borrowed(inner));
+    }
     if let Ok(s) = serde_json::from_str::<&str>(text) {
         return Some(Cow::Borrowed(s));
     }
@@ -180,13 +190,23 @@ fn mirrored(request: &JsonRpcRequest) -> Mirrored<'_> {
         .unwrap_or_default()
 }
 
-fn body_version(request: &JsonRpcRequest) -> Option<String> {
+/// Whether `request`'s params hold the envelope's version key anywhere: without it,
+/// [`body_version`] is `None` (a quick test, no parse).
+fn may_name_a_version(request: &JsonRpcRequest) -> bool {
     // Built once: `str::contains` would rebuild its searcher for this long key on every
     // request.
     static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(Meta::PROTOCOL_VERSION));
-    let raw = request.params.as_deref()?;
-    KEY.find(raw.get().as_bytes())?;
+    request
+        .params
+        .as_deref()
+        .is_some_and(|raw| KEY.find(raw.get().as_bytes()).is_some())
+}
+
+fn body_version(request: &JsonRpcRequest) -> Option<String> {
+    if !may_name_a_version(request) {
+        return None;
+    }
     mirrored(request)
         .meta?
         .protocol_version()
@@ -676,7 +696,7 @@ mod tests {
         let era = headers(&[("mcp-protocol-version", "2026-07-28")]);
         let old = headers(&[("mcp-protocol-version", "2025-11-25")]);
         let odd = headers(&[("mcp-protocol-version", "v999.0.0")]);
-        let by = stateless_by_headers;
+        let by = |h: &HeaderMap| stateless_by_headers(h, &VersionHeader::read(h));
         assert!(is_stateless(by(&era), std::slice::from_ref(&plain)));
         assert!(is_stateless(by(&odd), std::slice::from_ref(&plain)));
         assert!(!is_stateless(by(&old), std::slice::from_ref(&plain)));

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode, header};
-use http_body_util::BodyExt;
 
 use super::config::{HostPolicy, OriginPolicy, Rejection};
 
@@ -50,9 +49,10 @@ pub fn check_json_content_type(headers: &HeaderMap) -> Result<(), Rejection> {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| {
-            ct.split(';')
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+            // The media type: up to its parameters, found by byte (`split` on a char
+            // builds a searcher).
+            let end = ct.bytes().position(|b| b == b';').unwrap_or(ct.len());
+            ct[..end].trim().eq_ignore_ascii_case("application/json")
         });
     if json {
         Ok(())
@@ -72,21 +72,83 @@ where
     B: hyper::body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let limited = http_body_util::Limited::new(body, max);
-    match tokio::time::timeout(timeout, limited.collect()).await {
+    match tokio::time::timeout(timeout, collect(body, max)).await {
         Err(_) => Err(Rejection::new(
             StatusCode::REQUEST_TIMEOUT,
             "the request body was not received in time",
         )),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(Rejection::new(
+        Ok(Err(BodyError::TooLarge)) => Err(Rejection::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("the request body exceeds {max} bytes"),
         )),
-        Ok(Err(e)) => Err(Rejection::new(
+        Ok(Err(BodyError::Broken(e))) => Err(Rejection::new(
             StatusCode::BAD_REQUEST,
             format!("the request body could not be read: {e}"),
         )),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Ok(bytes)) => Ok(bytes),
+    }
+}
+
+/// Why [`collect`] read no body.
+enum BodyError {
+    /// It holds more than its cap.
+    TooLarge,
+    /// The body failed.
+    Broken(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// The data of `body`, at most `max` bytes in all (trailers are dropped): the first
+/// frame as it came (a request body usually comes as one), any later ones appended to a
+/// copy. Refused as soon as a frame would pass the cap, before it is kept.
+async fn collect<B>(body: B, max: usize) -> Result<Bytes, BodyError>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut body = std::pin::pin!(body);
+    let mut left = max;
+    let mut joined = Joined::default();
+    while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+        let frame = frame.map_err(|e| BodyError::Broken(e.into()))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if data.len() > left {
+            return Err(BodyError::TooLarge);
+        }
+        left -= data.len();
+        if !data.is_empty() {
+            joined.push(data);
+        }
+    }
+    Ok(joined.finish().unwrap_or_default())
+}
+
+/// Chunks made one: the first kept as it is (often the only one), later ones appended
+/// to a copy (two chunks make one allocation).
+#[derive(Default)]
+pub(super) struct Joined {
+    single: Option<Bytes>,
+    joined: Option<bytes::BytesMut>,
+}
+
+impl Joined {
+    pub(super) fn push(&mut self, chunk: Bytes) {
+        match (&mut self.joined, self.single.take()) {
+            (Some(joined), _) => joined.extend_from_slice(&chunk),
+            (None, None) => self.single = Some(chunk),
+            (None, Some(first)) => {
+                let mut both = bytes::BytesMut::with_capacity(first.len() + chunk.len());
+                both.extend_from_slice(&first);
+                both.extend_from_slice(&chunk);
+                self.joined = Some(both);
+            }
+        }
+    }
+
+    /// All the chunks pushed, `None` if none was.
+    pub(super) fn finish(self) -> Option<Bytes> {
+        self.joined.map(bytes::BytesMut::freeze).or(self.single)
     }
 }
 

@@ -19,7 +19,9 @@ use modelctx_types::Principal;
 use modelctx_types::{ErrorData, InvalidMessage, JsonRpcMessage};
 
 use super::reply::bad_message;
-use super::request::{accepts, parse_body, protocol_version, read_body, resolve_session};
+use super::request::{
+    VersionHeader, accepts, parse_body, protocol_version, read_body, resolve_session,
+};
 use super::table::Inner;
 use super::{dispatch, era, hosting, post_era};
 
@@ -33,21 +35,27 @@ const CHANGES_ITS_SESSION: [&str; 3] = [
     "resources/unsubscribe",
 ];
 
-/// `era_by_headers`: whether the headers alone put the POST in the stateless era
-/// ([`era::stateless_by_headers`], when that era is served). `peer`: the client's
-/// address, when new sessions are rate-limited per address and it is known.
+/// `peer`: the client's address, when new sessions are rate-limited per address and it
+/// is known.
 pub(super) async fn post<B>(
     inner: &Arc<Inner>,
     headers: &HeaderMap,
     extensions: &Extensions,
     body: B,
-    era_by_headers: Option<bool>,
     peer: Option<std::net::IpAddr>,
 ) -> Response
 where
     B: hyper::body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let version = VersionHeader::read(headers);
+    // Whether the headers alone put the POST in the stateless era (when that era is
+    // served).
+    let era_by_headers = inner
+        .config
+        .stateless_era
+        .then(|| era::stateless_by_headers(headers, &version))
+        .flatten();
     if !accepts(headers, ["application/json", "text/event-stream"]) {
         return inner.reject(
             StatusCode::NOT_ACCEPTABLE,
@@ -121,7 +129,7 @@ where
         }
     };
     if !init {
-        let version = match protocol_version(inner, headers, session.as_deref()) {
+        let version = match protocol_version(inner, headers, &version, session.as_deref()) {
             Ok(v) => v,
             Err(r) => return r,
         };

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 
 use axum::body::Body;
 use axum::response::Response;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderValue, StatusCode, header};
 use modelctx_types::{ErrorData, JsonRpcErrorResponse, JsonRpcMessage};
@@ -85,29 +85,19 @@ pub(super) fn sse_response(
     mut events: impl futures::Stream<Item = Bytes> + Unpin + Send + 'static,
 ) -> Response {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    // The ready events as one chunk: the first as it is (often the only one), later
-    // ones appended to a copy (a priming event and the answer make one allocation).
-    let mut single: Option<Bytes> = None;
-    let mut joined: Option<BytesMut> = None;
+    // The ready events as one chunk (a priming event and the answer make one
+    // allocation).
+    let mut ready = super::hosting::Joined::default();
     // Polling with a waker that does nothing is sound: a pending stream is polled
     // again by hyper, with its own waker, before anything waits on it.
     let complete = loop {
         match events.poll_next_unpin(&mut cx) {
-            std::task::Poll::Ready(Some(event)) => match (&mut joined, single.take()) {
-                (Some(joined), _) => joined.extend_from_slice(&event),
-                (None, None) => single = Some(event),
-                (None, Some(first)) => {
-                    let mut both = BytesMut::with_capacity(first.len() + event.len());
-                    both.extend_from_slice(&first);
-                    both.extend_from_slice(&event);
-                    joined = Some(both);
-                }
-            },
+            std::task::Poll::Ready(Some(event)) => ready.push(event),
             std::task::Poll::Ready(None) => break true,
             std::task::Poll::Pending => break false,
         }
     };
-    let ready = joined.map(BytesMut::freeze).or(single);
+    let ready = ready.finish();
     let body = if complete {
         ready.map_or_else(Body::empty, Body::from)
     } else {
@@ -116,6 +106,10 @@ pub(super) fn sse_response(
     };
     event_stream(body)
 }
+
+/// `X-Accel-Buffering`, made once: `from_static` checks the name each time it runs.
+static X_ACCEL_BUFFERING: http::HeaderName =
+    http::HeaderName::from_static(crate::headers::X_ACCEL_BUFFERING);
 
 /// Every SSE answer, in both eras and on the GET stream: `200 OK`, the event-stream
 /// type, not to be cached, and `X-Accel-Buffering: no` so that a reverse proxy such as
@@ -127,10 +121,7 @@ pub(super) fn event_stream(body: Body) -> Response {
         [
             (header::CONTENT_TYPE, "text/event-stream"),
             (header::CACHE_CONTROL, "no-cache"),
-            (
-                http::HeaderName::from_static(crate::headers::X_ACCEL_BUFFERING),
-                "no",
-            ),
+            (X_ACCEL_BUFFERING.clone(), "no"),
         ],
     )
 }

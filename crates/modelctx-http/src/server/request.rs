@@ -142,7 +142,12 @@ pub(super) async fn named_session(
         return Err(inner.reject(StatusCode::METHOD_NOT_ALLOWED, stateless));
     }
     let session = resolve_session(inner, headers, caller_of(extensions)).await?;
-    protocol_version(inner, headers, Some(&session))?;
+    protocol_version(
+        inner,
+        headers,
+        &VersionHeader::read(headers),
+        Some(&session),
+    )?;
     Ok(session)
 }
 
@@ -162,21 +167,51 @@ fn caller_of(extensions: &http::Extensions) -> Option<&Principal> {
 pub(super) fn protocol_version(
     inner: &Inner,
     headers: &HeaderMap,
+    version: &VersionHeader,
     session: Option<&SessionState>,
 ) -> Result<ProtocolVersion, Response> {
     let negotiated = session.and_then(SessionState::negotiated_version);
-    match headers.get(&era::PROTOCOL_VERSION_HEADER) {
-        Some(value) => match value.to_str().ok().and_then(ProtocolVersion::handshake) {
-            Some(v) => Ok(negotiated.cloned().unwrap_or(v)),
-            None => Err(inner.reject(
+    match version {
+        VersionHeader::Handshake(v) => Ok(negotiated.cloned().unwrap_or_else(|| v.clone())),
+        VersionHeader::Absent => Ok(negotiated.cloned().unwrap_or(ProtocolVersion::V2025_03_26)),
+        VersionHeader::Stateless | VersionHeader::Other => {
+            let value = headers
+                .get(&era::PROTOCOL_VERSION_HEADER)
+                .map(|v| format!("{v:?}"))
+                .unwrap_or_default();
+            Err(inner.reject(
                 StatusCode::BAD_REQUEST,
                 // Other SDKs' clients look for this literal while negotiating.
-                format!(
-                    "Bad Request: Unsupported protocol version {value:?} (MCP-Protocol-Version)"
-                ),
-            )),
-        },
-        None => Ok(negotiated.cloned().unwrap_or(ProtocolVersion::V2025_03_26)),
+                format!("Bad Request: Unsupported protocol version {value} (MCP-Protocol-Version)"),
+            ))
+        }
+    }
+}
+
+/// A request's `MCP-Protocol-Version` header, read once for every check that asks.
+pub(super) enum VersionHeader {
+    Absent,
+    /// A revision of the handshake era.
+    Handshake(ProtocolVersion),
+    /// The stateless era's revision.
+    Stateless,
+    /// Any other value (one no era knows, or not text).
+    Other,
+}
+
+impl VersionHeader {
+    pub(super) fn read(headers: &HeaderMap) -> Self {
+        let Some(value) = headers.get(&era::PROTOCOL_VERSION_HEADER) else {
+            return Self::Absent;
+        };
+        let value = value.to_str().ok();
+        if let Some(v) = value.and_then(ProtocolVersion::handshake) {
+            Self::Handshake(v)
+        } else if value == Some(ProtocolVersion::V2026_07_28.as_str()) {
+            Self::Stateless
+        } else {
+            Self::Other
+        }
     }
 }
 

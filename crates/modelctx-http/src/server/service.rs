@@ -246,17 +246,12 @@ where
                 .get::<Extensions>()
                 .cloned()
                 .unwrap_or_default();
-            let era_by_headers = inner
-                .config
-                .stateless_era
-                .then(|| era::stateless_by_headers(&parts.headers))
-                .flatten();
             let limited = inner.config.session_rate_limit.is_some();
             let peer = admission::peer(limited, &parts.extensions);
             extensions.insert(crate::headers::sensitive_headers(parts.headers));
             let none = http::HeaderMap::new();
             let headers = extensions.get::<http::HeaderMap>().unwrap_or(&none);
-            post::post(inner, headers, &extensions, body, era_by_headers, peer).await
+            post::post(inner, headers, &extensions, body, peer).await
         }
         // Serving only the stateless era: neither method means anything, whatever
         // `Mcp-Session-Id` or `Last-Event-ID` the request carries.
