@@ -33,11 +33,13 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use modelctx_session::parse_params;
 use modelctx_session::tasks::{TaskHost, TaskOwner};
-use modelctx_types::{
-    CreateTaskResult, ErrorCode, ErrorData, RawValue, TaskMetadata, TaskSupport, ext_tasks, to_raw,
-};
+#[cfg(feature = "tasks")]
+use modelctx_types::{CreateTaskResult, ErrorCode, TaskMetadata, TaskSupport};
+use modelctx_types::{ErrorData, RawValue, ext_tasks, to_raw};
 
+#[cfg(feature = "tasks")]
 use crate::inner::Inner;
+#[cfg(feature = "tasks")]
 use crate::registry::lookup;
 use crate::request::Context;
 use crate::session::SessionState;
@@ -63,6 +65,7 @@ pub(crate) fn owner(cx: &modelctx_session::RequestContext, session: &SessionStat
 /// tool that forbids them, or none for one that requires it, is `-32601`), then either
 /// the plain call (`plain`) or a task: the `CreateTaskResult` at once, the tool running
 /// in the background with a context bound to the task.
+#[cfg(feature = "tasks")]
 pub(crate) fn call_tool(
     server: Arc<Inner>,
     host: Arc<TaskHost>,
@@ -128,6 +131,7 @@ pub(crate) fn call_tool(
 }
 
 /// Whether a tool result says `isError: true`.
+#[cfg(feature = "tasks")]
 fn is_error(raw: &RawValue) -> bool {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -142,6 +146,7 @@ fn is_error(raw: &RawValue) -> bool {
 /// as a plain call; `Ok(Some(window))` as a call that becomes a task once it has run
 /// `window` without answering or asking for input (zero: a task at once); `-32021`
 /// for a tool that needs a task from a client that did not declare the extension.
+#[cfg(feature = "tasks")]
 pub(crate) fn extension_mode(
     server: &Inner,
     cx: &Context,
@@ -196,6 +201,7 @@ pub(crate) fn missing_extension() -> ErrorData {
 /// Turns a running call into a task of the tasks extension: the task is stored (a
 /// `tasks/get` finds it before the answer leaves), the call goes on in the background
 /// as the task's work, and its `CreateTaskResult` is the answer.
+#[cfg(feature = "tasks")]
 pub(crate) struct Escalation {
     pub(crate) host: Arc<TaskHost>,
     pub(crate) owner: TaskOwner,
@@ -203,7 +209,13 @@ pub(crate) struct Escalation {
     pub(crate) window: Duration,
 }
 
+#[cfg(feature = "tasks")]
 impl Escalation {
+    /// How long the call runs before it becomes a task.
+    pub(crate) fn window(&self) -> Duration {
+        self.window
+    }
+
     pub(crate) async fn start(self, work: Answer) -> Result<Box<RawValue>, ErrorData> {
         let cancelled = self.slot.cancelled.clone();
         let run = Arc::new(
@@ -227,6 +239,22 @@ impl Escalation {
             run.finish(outcome, failed).await;
         });
         to_raw(&created).map_err(|e| ErrorData::internal_error(e.to_string()))
+    }
+}
+
+/// A call that becomes a task: none without the `tasks` feature (no value, so the code
+/// that would start one is left out of the build).
+#[cfg(not(feature = "tasks"))]
+pub(crate) enum Escalation {}
+
+#[cfg(not(feature = "tasks"))]
+impl Escalation {
+    pub(crate) fn window(&self) -> Duration {
+        match *self {}
+    }
+
+    pub(crate) async fn start(self, _work: Answer) -> Result<Box<RawValue>, ErrorData> {
+        match self {}
     }
 }
 

@@ -17,7 +17,7 @@ use modelctx_types::{
 use super::SessionService;
 use crate::mrtr;
 use crate::registry;
-use crate::request::{self, Context};
+use crate::request::Context;
 use crate::stateless;
 use crate::tasks;
 
@@ -35,12 +35,12 @@ async fn run_round(
 ) -> Result<Box<RawValue>, ErrorData> {
     let mut answer = answer;
     let escalation = match escalation {
-        Some(escalation) if escalation.window.is_zero() => {
+        Some(escalation) if escalation.window().is_zero() => {
             return escalation.start(answer).await;
         }
         other => other,
     };
-    let window = escalation.as_ref().map(|e| e.window);
+    let window = escalation.as_ref().map(tasks::Escalation::window);
     let finished = tokio::select! {
         biased;
         result = &mut answer => Some(result),
@@ -384,14 +384,18 @@ impl SessionService {
         {
             return Box::pin(async move { Err(error) });
         }
+        #[cfg(not(feature = "tasks"))]
+        let escalation: Option<tasks::Escalation> = None;
+        #[cfg(feature = "tasks")]
         let mut escalation = None;
+        #[cfg(feature = "tasks")]
         if method == "tools/call" {
             match tasks::extension_mode(&self.server, &cx, params.as_deref()) {
                 Err(error) => return Box::pin(async move { Err(error) }),
                 Ok(None) => {}
                 Ok(Some(window)) => {
                     if let Some(host) = self.server.tasks().cloned() {
-                        let slot = Arc::new(request::Escalating::default());
+                        let slot = Arc::new(crate::request::Escalating::default());
                         cx = cx.escalating(slot.clone());
                         escalation = Some(tasks::Escalation {
                             host,
