@@ -258,6 +258,86 @@ impl Escalation {
     }
 }
 
+/// The tasks a `subscriptions/listen` stream watches (the tasks extension): those of its
+/// `taskIds` the caller may see, each announced (as `tasks/get` shows it) at every change.
+/// Without the `tasks` feature there is no host, and it watches none.
+pub(crate) struct TaskWatch {
+    #[cfg(feature = "tasks")]
+    host: Option<Arc<TaskHost>>,
+    #[cfg(feature = "tasks")]
+    owner: TaskOwner,
+    #[cfg(feature = "tasks")]
+    watched: std::collections::HashSet<String>,
+    #[cfg(feature = "tasks")]
+    changes: Option<tokio::sync::broadcast::Receiver<String>>,
+}
+
+impl TaskWatch {
+    /// Watches the tasks of `host` (none without it) that `owner` may see.
+    #[cfg_attr(not(feature = "tasks"), allow(unused_variables))]
+    pub(crate) fn new(host: Option<Arc<TaskHost>>, owner: TaskOwner) -> Self {
+        Self {
+            #[cfg(feature = "tasks")]
+            changes: host.as_ref().map(|h| h.watch()),
+            #[cfg(feature = "tasks")]
+            host,
+            #[cfg(feature = "tasks")]
+            owner,
+            #[cfg(feature = "tasks")]
+            watched: Default::default(),
+        }
+    }
+
+    /// Keeps of `ids` the tasks the caller may see, and watches them.
+    #[cfg_attr(not(feature = "tasks"), allow(unused_variables, clippy::ptr_arg))]
+    pub(crate) async fn accept(&mut self, ids: &mut Vec<String>) {
+        #[cfg(feature = "tasks")]
+        if let Some(host) = &self.host {
+            let mut accepted = Vec::new();
+            for task in ids.drain(..) {
+                if host.get(&self.owner, &task).await.is_ok() {
+                    self.watched.insert(task.clone());
+                    accepted.push(task);
+                }
+            }
+            *ids = accepted;
+        }
+    }
+
+    /// The next task that changed, of all the host's (never, without a host).
+    pub(crate) async fn next(&mut self) -> Option<String> {
+        #[cfg(feature = "tasks")]
+        if let Some(changes) = self.changes.as_mut() {
+            return changes.recv().await.ok();
+        }
+        std::future::pending().await
+    }
+
+    /// The params of `notifications/tasks` for `task`'s change, tagged with the
+    /// subscription `id`: `None` when the stream does not watch it (or it cannot be
+    /// read).
+    #[cfg_attr(not(feature = "tasks"), allow(unused_variables))]
+    pub(crate) async fn notification(
+        &self,
+        task: Option<String>,
+        id: &modelctx_types::RequestId,
+    ) -> Result<Option<Box<RawValue>>, ErrorData> {
+        #[cfg(feature = "tasks")]
+        if let (Some(task), Some(host)) = (task, &self.host)
+            && self.watched.contains(&task)
+            && let Ok(detailed) = host.detailed(&self.owner, &task).await
+        {
+            let mut params = serde_json::to_value(&detailed)
+                .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+            params["_meta"] = serde_json::json!({ modelctx_types::Meta::SUBSCRIPTION_ID: id });
+            return to_raw(&params)
+                .map(Some)
+                .map_err(|e| ErrorData::internal_error(e.to_string()));
+        }
+        Ok(None)
+    }
+}
+
 /// Serves `tasks/get`, `tasks/update` and `tasks/cancel` of the tasks extension, for a
 /// request that declared it (else `-32021`, before the task is looked up).
 pub(crate) fn serve_extension(
