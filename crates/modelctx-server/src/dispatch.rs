@@ -121,12 +121,15 @@ where
     F: FnOnce(M::Params, Context) -> Fut + Send + 'static,
     Fut: Future<Output = Result<R, ErrorData>> + Send + 'static,
 {
-    Box::pin(async move {
-        let params = cx
-            .request
-            .unstable_parse_params::<M::Params>(params.as_deref(), M::UNSTABLE_META_SLOT)?;
-        encode_result(&f(params, cx).await?)
-    })
+    let params = match cx
+        .request
+        .unstable_parse_params::<M::Params>(params.as_deref(), M::UNSTABLE_META_SLOT)
+    {
+        Ok(params) => params,
+        Err(error) => return Box::pin(std::future::ready(Err(error))),
+    };
+    let answering = f(params, cx);
+    Box::pin(async move { encode_result(&answering.await?) })
 }
 
 /// A page of a list as a request asks for it (see [`list_page`]): its entries and the

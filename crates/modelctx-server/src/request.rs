@@ -80,17 +80,37 @@ pub struct Context {
     pub(crate) input_key: Option<Arc<str>>,
     /// When the request runs as a task (2025-11-25): the task, through which requests
     /// to the client travel and whose cancellation this context reports.
-    pub(crate) task: Option<Arc<TaskRun>>,
+    pub(crate) task: Option<RunRef>,
     /// In the stateless era, for a call that may become a task of the tasks extension:
     /// the task, once it is one.
     pub(crate) escalation: Option<Arc<Escalating>>,
+}
+
+/// A task a request runs as, as its [`Context`] holds it. Without the `tasks` feature
+/// no request runs as a task and the type has no value, so the code that would serve
+/// one (and drop one) is left out of the build.
+#[cfg(feature = "tasks")]
+pub(crate) type RunRef = Arc<TaskRun>;
+
+/// A task a request runs as: none without the `tasks` feature.
+#[cfg(not(feature = "tasks"))]
+#[derive(Clone, Debug)]
+pub(crate) enum RunRef {}
+
+#[cfg(not(feature = "tasks"))]
+impl std::ops::Deref for RunRef {
+    type Target = TaskRun;
+
+    fn deref(&self) -> &TaskRun {
+        match *self {}
+    }
 }
 
 /// A call that may become a task of the tasks extension: the task once it is one, and
 /// the cancellation the handler sees throughout (the task's, once there is a task).
 #[derive(Debug, Default)]
 pub(crate) struct Escalating {
-    pub(crate) run: OnceLock<Arc<TaskRun>>,
+    pub(crate) run: OnceLock<RunRef>,
     pub(crate) cancelled: CancellationToken,
 }
 
@@ -115,23 +135,25 @@ impl Context {
     }
 
     /// The context of a call that may become a task of the tasks extension.
+    #[cfg(feature = "tasks")]
     pub(crate) fn escalating(mut self, slot: Arc<Escalating>) -> Self {
         self.escalation = Some(slot);
         self
     }
 
     /// The task of the tasks extension this call became, if it did.
-    pub(crate) fn escalated(&self) -> Option<&Arc<TaskRun>> {
+    pub(crate) fn escalated(&self) -> Option<&RunRef> {
         self.escalation.as_ref()?.run.get()
     }
 
     /// The task this request runs as, whichever era made it one.
-    pub(crate) fn running_task(&self) -> Option<&Arc<TaskRun>> {
+    pub(crate) fn running_task(&self) -> Option<&RunRef> {
         self.task.as_ref().or_else(|| self.escalated())
     }
 
     /// The context of a request that runs as task `run`.
-    pub(crate) fn in_task(mut self, run: Arc<TaskRun>) -> Self {
+    #[cfg(feature = "tasks")]
+    pub(crate) fn in_task(mut self, run: RunRef) -> Self {
         self.task = Some(run);
         self
     }

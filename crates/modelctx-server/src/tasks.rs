@@ -33,11 +33,13 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use modelctx_session::parse_params;
 use modelctx_session::tasks::{TaskHost, TaskOwner};
-use modelctx_types::{
-    CreateTaskResult, ErrorCode, ErrorData, RawValue, TaskMetadata, TaskSupport, ext_tasks, to_raw,
-};
+#[cfg(feature = "tasks")]
+use modelctx_types::{CreateTaskResult, ErrorCode, TaskMetadata, TaskSupport};
+use modelctx_types::{ErrorData, RawValue, ext_tasks, to_raw};
 
+#[cfg(feature = "tasks")]
 use crate::inner::Inner;
+#[cfg(feature = "tasks")]
 use crate::registry::lookup;
 use crate::request::Context;
 use crate::session::SessionState;
@@ -63,6 +65,7 @@ pub(crate) fn owner(cx: &modelctx_session::RequestContext, session: &SessionStat
 /// tool that forbids them, or none for one that requires it, is `-32601`), then either
 /// the plain call (`plain`) or a task: the `CreateTaskResult` at once, the tool running
 /// in the background with a context bound to the task.
+#[cfg(feature = "tasks")]
 pub(crate) fn call_tool(
     server: Arc<Inner>,
     host: Arc<TaskHost>,
@@ -128,6 +131,7 @@ pub(crate) fn call_tool(
 }
 
 /// Whether a tool result says `isError: true`.
+#[cfg(feature = "tasks")]
 fn is_error(raw: &RawValue) -> bool {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -142,6 +146,7 @@ fn is_error(raw: &RawValue) -> bool {
 /// as a plain call; `Ok(Some(window))` as a call that becomes a task once it has run
 /// `window` without answering or asking for input (zero: a task at once); `-32021`
 /// for a tool that needs a task from a client that did not declare the extension.
+#[cfg(feature = "tasks")]
 pub(crate) fn extension_mode(
     server: &Inner,
     cx: &Context,
@@ -196,6 +201,7 @@ pub(crate) fn missing_extension() -> ErrorData {
 /// Turns a running call into a task of the tasks extension: the task is stored (a
 /// `tasks/get` finds it before the answer leaves), the call goes on in the background
 /// as the task's work, and its `CreateTaskResult` is the answer.
+#[cfg(feature = "tasks")]
 pub(crate) struct Escalation {
     pub(crate) host: Arc<TaskHost>,
     pub(crate) owner: TaskOwner,
@@ -203,7 +209,13 @@ pub(crate) struct Escalation {
     pub(crate) window: Duration,
 }
 
+#[cfg(feature = "tasks")]
 impl Escalation {
+    /// How long the call runs before it becomes a task.
+    pub(crate) fn window(&self) -> Duration {
+        self.window
+    }
+
     pub(crate) async fn start(self, work: Answer) -> Result<Box<RawValue>, ErrorData> {
         let cancelled = self.slot.cancelled.clone();
         let run = Arc::new(
@@ -227,6 +239,102 @@ impl Escalation {
             run.finish(outcome, failed).await;
         });
         to_raw(&created).map_err(|e| ErrorData::internal_error(e.to_string()))
+    }
+}
+
+/// A call that becomes a task: none without the `tasks` feature (no value, so the code
+/// that would start one is left out of the build).
+#[cfg(not(feature = "tasks"))]
+pub(crate) enum Escalation {}
+
+#[cfg(not(feature = "tasks"))]
+impl Escalation {
+    pub(crate) fn window(&self) -> Duration {
+        match *self {}
+    }
+
+    pub(crate) async fn start(self, _work: Answer) -> Result<Box<RawValue>, ErrorData> {
+        match self {}
+    }
+}
+
+/// The tasks a `subscriptions/listen` stream watches (the tasks extension): those of its
+/// `taskIds` the caller may see, each announced (as `tasks/get` shows it) at every change.
+/// Without the `tasks` feature there is no host, and it watches none.
+pub(crate) struct TaskWatch {
+    #[cfg(feature = "tasks")]
+    host: Option<Arc<TaskHost>>,
+    #[cfg(feature = "tasks")]
+    owner: TaskOwner,
+    #[cfg(feature = "tasks")]
+    watched: std::collections::HashSet<String>,
+    #[cfg(feature = "tasks")]
+    changes: Option<tokio::sync::broadcast::Receiver<String>>,
+}
+
+impl TaskWatch {
+    /// Watches the tasks of `host` (none without it) that `owner` may see.
+    #[cfg_attr(not(feature = "tasks"), allow(unused_variables))]
+    pub(crate) fn new(host: Option<Arc<TaskHost>>, owner: TaskOwner) -> Self {
+        Self {
+            #[cfg(feature = "tasks")]
+            changes: host.as_ref().map(|h| h.watch()),
+            #[cfg(feature = "tasks")]
+            host,
+            #[cfg(feature = "tasks")]
+            owner,
+            #[cfg(feature = "tasks")]
+            watched: Default::default(),
+        }
+    }
+
+    /// Keeps of `ids` the tasks the caller may see, and watches them.
+    #[cfg_attr(not(feature = "tasks"), allow(unused_variables, clippy::ptr_arg))]
+    pub(crate) async fn accept(&mut self, ids: &mut Vec<String>) {
+        #[cfg(feature = "tasks")]
+        if let Some(host) = &self.host {
+            let mut accepted = Vec::new();
+            for task in ids.drain(..) {
+                if host.get(&self.owner, &task).await.is_ok() {
+                    self.watched.insert(task.clone());
+                    accepted.push(task);
+                }
+            }
+            *ids = accepted;
+        }
+    }
+
+    /// The next task that changed, of all the host's (never, without a host).
+    pub(crate) async fn next(&mut self) -> Option<String> {
+        #[cfg(feature = "tasks")]
+        if let Some(changes) = self.changes.as_mut() {
+            return changes.recv().await.ok();
+        }
+        std::future::pending().await
+    }
+
+    /// The params of `notifications/tasks` for `task`'s change, tagged with the
+    /// subscription `id`: `None` when the stream does not watch it (or it cannot be
+    /// read).
+    #[cfg_attr(not(feature = "tasks"), allow(unused_variables))]
+    pub(crate) async fn notification(
+        &self,
+        task: Option<String>,
+        id: &modelctx_types::RequestId,
+    ) -> Result<Option<Box<RawValue>>, ErrorData> {
+        #[cfg(feature = "tasks")]
+        if let (Some(task), Some(host)) = (task, &self.host)
+            && self.watched.contains(&task)
+            && let Ok(detailed) = host.detailed(&self.owner, &task).await
+        {
+            let mut params = serde_json::to_value(&detailed)
+                .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+            params["_meta"] = serde_json::json!({ modelctx_types::Meta::SUBSCRIPTION_ID: id });
+            return to_raw(&params)
+                .map(Some)
+                .map_err(|e| ErrorData::internal_error(e.to_string()));
+        }
+        Ok(None)
     }
 }
 

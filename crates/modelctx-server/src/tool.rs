@@ -232,6 +232,7 @@ pub(crate) struct RegisteredTool {
     /// describe objects (see `legacy_output`).
     legacy_output: Option<JsonObject>,
     /// How long a call runs before it becomes a task (tasks extension), if set.
+    #[cfg_attr(not(feature = "tasks"), allow(dead_code))]
     pub(crate) task_window: Option<std::time::Duration>,
     /// Its caching hints in `tools/list`, if it has its own.
     pub(crate) cache: Option<crate::stateless::CacheHints>,

@@ -340,9 +340,12 @@ impl Meta {
 
     /// The progress token, when present and well formed.
     pub fn progress_token(&self) -> Option<ProgressToken> {
-        self.map()
-            .get(Self::PROGRESS_TOKEN)
-            .and_then(|v| ProgressToken::deserialize(v).ok())
+        // As the untagged `ProgressToken` reads a value, without serde's buffering.
+        match self.map().get(Self::PROGRESS_TOKEN)? {
+            Value::Number(n) => n.as_i64().map(ProgressToken::Number),
+            Value::String(s) => Some(ProgressToken::String(Arc::from(s.as_str()))),
+            _ => None,
+        }
     }
 
     /// Sets the progress token.
@@ -441,6 +444,29 @@ mod tests {
         let inner = params.meta.unwrap();
         assert!(inner.map.get().is_none());
         assert_eq!(inner, meta);
+    }
+
+    #[test]
+    fn progress_token_is_read_as_the_token_decodes() {
+        for value in [
+            json!(7),
+            json!(-3),
+            json!(i64::MAX),
+            json!(u64::MAX),
+            json!(1.5),
+            json!(2.0),
+            json!("t"),
+            json!(""),
+            json!(true),
+            json!(null),
+            json!([1]),
+            json!({"a": 1}),
+        ] {
+            let mut meta = Meta::new();
+            meta.insert(Meta::PROGRESS_TOKEN, value.clone());
+            let decoded = ProgressToken::deserialize(&value).ok();
+            assert_eq!(meta.progress_token(), decoded, "{value}");
+        }
     }
 
     #[test]

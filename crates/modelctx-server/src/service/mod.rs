@@ -205,6 +205,7 @@ impl Service for SessionService {
                     }
                 };
             }
+            #[cfg(feature = "tasks")]
             let tool_tasks = self
                 .server
                 .capabilities
@@ -213,6 +214,7 @@ impl Service for SessionService {
                 .and_then(|t| t.requests.as_ref())
                 .and_then(|r| r.tools.as_ref())
                 .is_some_and(|t| t.call.is_some());
+            #[cfg(feature = "tasks")]
             if method == "tools/call" && tool_tasks && handled_here(method) {
                 let owner = tasks::owner(&context, &self.state);
                 let cx = Context::new(context, self.state.clone(), self.server.clone());

@@ -17,7 +17,7 @@ use modelctx_types::{
 use super::SessionService;
 use crate::mrtr;
 use crate::registry;
-use crate::request::{self, Context};
+use crate::request::Context;
 use crate::stateless;
 use crate::tasks;
 
@@ -35,12 +35,12 @@ async fn run_round(
 ) -> Result<Box<RawValue>, ErrorData> {
     let mut answer = answer;
     let escalation = match escalation {
-        Some(escalation) if escalation.window.is_zero() => {
+        Some(escalation) if escalation.window().is_zero() => {
             return escalation.start(answer).await;
         }
         other => other,
     };
-    let window = escalation.as_ref().map(|e| e.window);
+    let window = escalation.as_ref().map(tasks::Escalation::window);
     let finished = tokio::select! {
         biased;
         result = &mut answer => Some(result),
@@ -120,7 +120,7 @@ impl SessionService {
             }
             (None, _) => None,
         };
-        let owner = tasks::owner(context, &self.state);
+        let mut tasks = tasks::TaskWatch::new(host, tasks::owner(context, &self.state));
         let id = context.request_id().clone();
         let peer = context.peer().clone();
         let cancelled = context.cancellation().clone();
@@ -133,17 +133,8 @@ impl SessionService {
                     "subscription limit reached: this server serves no more subscriptions/listen streams at once",
                 ));
             };
-            let mut task_changes = host.as_ref().map(|h| h.watch());
-            let mut watched = std::collections::HashSet::new();
-            if let (Some(host), Some(ids)) = (&host, filter.task_ids.as_mut()) {
-                let mut accepted = Vec::new();
-                for task in ids.drain(..) {
-                    if host.get(&owner, &task).await.is_ok() {
-                        watched.insert(task.clone());
-                        accepted.push(task);
-                    }
-                }
-                *ids = accepted;
+            if let Some(ids) = filter.task_ids.as_mut() {
+                tasks.accept(ids).await;
             }
             let mut tag = Meta::new();
             tag.set_subscription_id(&id);
@@ -157,22 +148,8 @@ impl SessionService {
                         return Err(ErrorData::internal_error("the subscription was cancelled"));
                     }
                     change = changes.recv() => change,
-                    task = async {
-                        match task_changes.as_mut() {
-                            Some(rx) => rx.recv().await,
-                            None => std::future::pending().await,
-                        }
-                    } => {
-                        let (Ok(task), Some(host)) = (task, &host) else { continue };
-                        if !watched.contains(&task) {
-                            continue;
-                        }
-                        let Ok(detailed) = host.detailed(&owner, &task).await else { continue };
-                        let mut params = serde_json::to_value(&detailed)
-                            .map_err(|e| ErrorData::internal_error(e.to_string()))?;
-                        params["_meta"] = serde_json::json!({ Meta::SUBSCRIPTION_ID: &id });
-                        let params = to_raw(&params)
-                            .map_err(|e| ErrorData::internal_error(e.to_string()))?;
+                    task = tasks.next() => {
+                        let Some(params) = tasks.notification(task, &id).await? else { continue };
                         let method = <modelctx_types::ext_tasks::TaskNotification as
                             modelctx_types::NotificationMethod>::METHOD;
                         if peer.notify_raw(Cow::Borrowed(method), Some(params)).await.is_err() {
@@ -384,14 +361,18 @@ impl SessionService {
         {
             return Box::pin(async move { Err(error) });
         }
+        #[cfg(not(feature = "tasks"))]
+        let escalation: Option<tasks::Escalation> = None;
+        #[cfg(feature = "tasks")]
         let mut escalation = None;
+        #[cfg(feature = "tasks")]
         if method == "tools/call" {
             match tasks::extension_mode(&self.server, &cx, params.as_deref()) {
                 Err(error) => return Box::pin(async move { Err(error) }),
                 Ok(None) => {}
                 Ok(Some(window)) => {
                     if let Some(host) = self.server.tasks().cloned() {
-                        let slot = Arc::new(request::Escalating::default());
+                        let slot = Arc::new(crate::request::Escalating::default());
                         cx = cx.escalating(slot.clone());
                         escalation = Some(tasks::Escalation {
                             host,

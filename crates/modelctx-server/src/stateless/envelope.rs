@@ -138,20 +138,15 @@ impl Member<'_> {
         }
     }
 
-    /// The member decoded as `T`. An error is reported the same way whichever form the
-    /// member is in (the text's is decoded again from its value: no line and column).
+    /// The member decoded as `T`, from its text (a value is written out first: one
+    /// decoder for both forms). An error is reported the same way whichever form the
+    /// member is in: without the line and column, which only the text has.
     fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
-        match self {
-            Member::Value(v) => T::deserialize(*v).map_err(|e| e.to_string()),
-            Member::Text(raw) => serde_json::from_str::<T>(raw).map_err(|e| {
-                match serde_json::from_str::<Value>(raw) {
-                    Ok(value) => T::deserialize(&value)
-                        .err()
-                        .map_or_else(|| e.to_string(), |e| e.to_string()),
-                    Err(_) => e.to_string(),
-                }
-            }),
-        }
+        let text = match self {
+            Member::Value(v) => std::borrow::Cow::Owned(v.to_string()),
+            Member::Text(raw) => std::borrow::Cow::Borrowed(*raw),
+        };
+        serde_json::from_str::<T>(&text).map_err(|e| without_position(&e))
     }
 
     /// The member as compact JSON, for error messages.
@@ -161,6 +156,16 @@ impl Member<'_> {
             Member::Text(raw) => serde_json::from_str::<Value>(raw)
                 .map_or_else(|_| (*raw).to_owned(), |v| v.to_string()),
         }
+    }
+}
+
+/// `e`'s message without where in the text it was found.
+fn without_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&at) {
+        Some(kept) => kept.to_owned(),
+        None => message,
     }
 }
 
