@@ -218,6 +218,26 @@ fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
+/// A member's value read as a JSON string: its text, borrowed unless it has escapes;
+/// `None` when `value` (one JSON value's text, as [`find`] gives it) is not a string.
+///
+/// ```
+/// use modelctx_types::members::string;
+/// assert_eq!(string(r#""2026-07-28""#).as_deref(), Some("2026-07-28"));
+/// assert_eq!(string(r#""a\"b""#).as_deref(), Some(r#"a"b"#));
+/// assert_eq!(string("7"), None);
+/// ```
+pub fn string(value: &str) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    // Without escapes, a string literal is its text between the quotes: no parser.
+    if let Some(inner) = value.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && !inner.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
+    {
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(value).ok().map(Cow::Owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -164,22 +164,8 @@ struct BodyMeta<'a> {
 
 impl BodyMeta<'_> {
     fn protocol_version(&self) -> Option<Cow<'_, str>> {
-        json_str(self.protocol_version?.get())
+        modelctx_types::members::string(self.protocol_version?.get())
     }
-}
-
-/// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
-fn json_str(text: &str) -> Option<Cow<'_, str>> {
-    // Without escapes, a string literal is its text between the quotes: no parser.
-    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
-        && !inner.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
-    {
-        return Some(Cow::Borrowed(inner));
-    }
-    if let Ok(s) = serde_json::from_str::<&str>(text) {
-        return Some(Cow::Borrowed(s));
-    }
-    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
 fn mirrored(request: &JsonRpcRequest) -> Mirrored<'_> {
@@ -344,7 +330,7 @@ fn read_params<'a>(params: &'a str, cache: &MetaCache) -> Option<ReadParams<'a>>
         return None;
     }
     let [version, token] = members::find(meta, [Meta::PROTOCOL_VERSION, Meta::PROGRESS_TOKEN])?;
-    read.version = version.and_then(json_str);
+    read.version = version.and_then(modelctx_types::members::string);
     let text: Arc<str> = Arc::from(meta);
     let plain = token.is_none();
     let shared = plain && text.len() <= MetaCache::MAX_TEXT;
@@ -380,10 +366,11 @@ pub(super) fn check_headers(
                 name: body.name.map(RawValue::get),
                 uri: body.uri.map(RawValue::get),
                 task_id: body.task_id.map(RawValue::get),
-                version: body
-                    .meta
-                    .as_ref()
-                    .and_then(|m| m.protocol_version.map(RawValue::get).and_then(json_str)),
+                version: body.meta.as_ref().and_then(|m| {
+                    m.protocol_version
+                        .map(RawValue::get)
+                        .and_then(modelctx_types::members::string)
+                }),
                 known: None,
                 meta: None,
             }
@@ -426,7 +413,7 @@ pub(super) fn check_headers(
             "Header mismatch: the Mcp-Name header value {raw:?} is not valid (bad Base64 encoding)"
         ))
     })?;
-    if let Some(in_body) = named.and_then(json_str)
+    if let Some(in_body) = named.and_then(modelctx_types::members::string)
         && *in_body != name
     {
         return Err(ErrorData::header_mismatch(format!(

@@ -134,7 +134,7 @@ impl Member<'_> {
     fn as_str(&self) -> Option<std::borrow::Cow<'_, str>> {
         match self {
             Member::Value(v) => v.as_str().map(std::borrow::Cow::Borrowed),
-            Member::Text(raw) => json_str(raw),
+            Member::Text(raw) => modelctx_types::members::string(raw),
         }
     }
 
@@ -167,16 +167,6 @@ fn without_position(e: &serde_json::Error) -> String {
         Some(kept) => kept.to_owned(),
         None => message,
     }
-}
-
-/// A JSON string's text, borrowed unless it has escapes; `None` for any other value.
-pub(super) fn json_str(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
-    if let Ok(s) = serde_json::from_str::<&str>(raw) {
-        return Some(std::borrow::Cow::Borrowed(s));
-    }
-    serde_json::from_str::<String>(raw)
-        .ok()
-        .map(std::borrow::Cow::Owned)
 }
 
 pub(super) fn check_envelope(

@@ -14,7 +14,6 @@ use modelctx_types::{ErrorData, Meta, RawValue, members, to_raw};
 use serde_json::{Map, Value};
 
 use super::CacheHints;
-use super::envelope::json_str;
 
 /// Methods whose complete results carry caching hints (`ttlMs`, `cacheScope`).
 const CACHEABLE: &[&str] = &[
@@ -62,7 +61,7 @@ fn finish_by_appending(
     let present = Present {
         result_type: match result_type {
             None => None,
-            Some(kind) => Some(json_str(kind)?),
+            Some(kind) => Some(members::string(kind)?),
         },
         ttl_ms: ttl_ms.is_some(),
         cache_scope: cache_scope.is_some(),
