@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use modelctx_bench::stats::Latencies;
 use modelctx_bench::{HttpMode, wire};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::http::{HttpClient, HttpServer};
 use crate::stdio::Pipes;
@@ -18,17 +19,17 @@ pub(crate) const FLOOD_CONNECTIONS: usize = 32;
 /// same neighbour.
 pub(crate) const PACED_FLOOD_PER_S: u32 = 16_000;
 
-/// One stateful session calls the echo tool sequentially: alone; while another session
-/// floods the server at a fixed rate (32 connections on one session id, each calling on
-/// its own clock, [`PACED_FLOOD_PER_S`] in all); and while that session floods without
-/// pause. The quiet session's latency each time, and each flood's achieved rate.
+/// One stateful session calls the echo tool sequentially from its own thread and runtime
+/// ([`QuietClient`]): alone; while another session floods the server at a fixed rate (32
+/// connections on one session id, each calling on its own clock, [`PACED_FLOOD_PER_S`] in
+/// all); and while that session floods without pause. The quiet session's latency each
+/// time, and each flood's achieved rate.
 pub(crate) async fn fairness(target: Target, calls: usize) -> Result<Figures, String> {
     let server = HttpServer::start(target, HttpMode::Stateful).await?;
-    let mut quiet = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
-    let mut next = 0u64;
+    let quiet = QuietClient::connect(&server.addr).await?;
     let rounds = calls / 4;
-    timed_calls(&mut quiet, &mut next, rounds / 10).await?;
-    let alone = Latencies::from_durations(&timed_calls(&mut quiet, &mut next, rounds).await?);
+    quiet.timed_calls(rounds / 10).await?;
+    let alone = Latencies::from_durations(&quiet.timed_calls(rounds).await?);
     let flooder = HttpClient::connect(&server.addr, HttpMode::Stateful).await?;
     let mut figures = vec![
         ("alone_p50_us", alone.percentile(50.0)),
@@ -46,8 +47,8 @@ pub(crate) async fn fairness(target: Target, calls: usize) -> Result<Figures, St
     ] {
         let flood = Flood::start(&server.addr, &flooder, pace).await?;
         // A few calls of the quiet session first, not timed, while the flood gets going.
-        timed_calls(&mut quiet, &mut next, rounds / 10).await?;
-        let flooded = Latencies::from_durations(&timed_calls(&mut quiet, &mut next, rounds).await?);
+        quiet.timed_calls(rounds / 10).await?;
+        let flooded = Latencies::from_durations(&quiet.timed_calls(rounds).await?);
         let flood_rate = flood.stop().await?;
         figures.extend([
             (names[0], flooded.percentile(50.0)),
@@ -55,8 +56,81 @@ pub(crate) async fn fairness(target: Target, calls: usize) -> Result<Figures, St
             (names[2], flood_rate),
         ]);
     }
+    quiet.finish()?;
     server.stop().await?;
     Ok(figures)
+}
+
+/// A batch of timed calls the quiet session is asked for, and where its samples go.
+type QuietOrder = (usize, oneshot::Sender<Result<Vec<Duration>, String>>);
+
+/// The quiet session's client, on a thread with its own single-threaded runtime, as
+/// another user's process would be: its calls never wait in the load generator's run
+/// queue behind the flood's tasks, so its latency is the server's.
+struct QuietClient {
+    orders: mpsc::UnboundedSender<QuietOrder>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl QuietClient {
+    /// Starts the thread and opens a stateful session (handshake done) on it.
+    async fn connect(addr: &str) -> Result<Self, String> {
+        let (orders, mut inbox) = mpsc::unbounded_channel::<QuietOrder>();
+        let (ready, connected) = oneshot::channel();
+        let addr = addr.to_owned();
+        let thread = std::thread::Builder::new()
+            .name("quiet-session".to_owned())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime,
+                    Err(e) => {
+                        let _ = ready.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    let mut client = match HttpClient::connect(&addr, HttpMode::Stateful).await {
+                        Ok(client) => client,
+                        Err(e) => {
+                            let _ = ready.send(Err(e));
+                            return;
+                        }
+                    };
+                    let _ = ready.send(Ok(()));
+                    let mut next = 0u64;
+                    while let Some((n, reply)) = inbox.recv().await {
+                        let _ = reply.send(timed_calls(&mut client, &mut next, n).await);
+                    }
+                });
+            })
+            .map_err(|e| format!("cannot start the quiet session's thread: {e}"))?;
+        connected
+            .await
+            .map_err(|_| "the quiet session's thread ended".to_owned())??;
+        Ok(Self { orders, thread })
+    }
+
+    /// `n` sequential echo calls of the quiet session, each timed.
+    async fn timed_calls(&self, n: usize) -> Result<Vec<Duration>, String> {
+        let (reply, samples) = oneshot::channel();
+        self.orders
+            .send((n, reply))
+            .map_err(|_| "the quiet session's thread ended".to_owned())?;
+        samples
+            .await
+            .map_err(|_| "the quiet session's thread ended".to_owned())?
+    }
+
+    /// Closes the session's connection and ends its thread.
+    fn finish(self) -> Result<(), String> {
+        drop(self.orders);
+        self.thread
+            .join()
+            .map_err(|_| "the quiet session's thread panicked".to_owned())
+    }
 }
 
 /// One session's flood: [`FLOOD_CONNECTIONS`] connections calling the echo tool, without
