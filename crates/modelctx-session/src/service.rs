@@ -313,8 +313,10 @@ impl RequestContext {
     ) -> Result<T, ErrorData> {
         if let (Some(slot), Some(raw), Some(text), Some(at)) =
             (slot, params, &self.meta_raw, self.meta_at)
-            && let Some(rest) = without_meta(raw.get(), text, at)
-            && let Ok(mut decoded) = serde_json::from_str::<T>(&rest)
+            && let Some(mut decoded) = with_scratch(|rest| {
+                cut_meta(raw.get(), text, at, rest)?;
+                serde_json::from_str::<T>(rest).ok()
+            })
             && let Some(field) = slot(&mut decoded)
         {
             *field = Some(Meta::unstable_from_shared_text(text.clone()));
@@ -456,20 +458,52 @@ fn read_meta(params: Option<&RawValue>) -> Option<(Arc<str>, Option<MetaPlace>)>
     (meta != "null").then(|| (Arc::from(meta), place))
 }
 
-/// `params` without their `_meta` member, whose value `meta` stands at `at`: `None` when
-/// the params are not the text `at` describes, the text there is not `meta`, or it is
-/// not the value of a member spelled `"_meta"`. The member goes with the comma that
-/// separates it from its neighbour.
-fn without_meta(params: &str, meta: &str, at: MetaPlace) -> Option<String> {
+/// Writes into `out` (cleared first) `params` without their `_meta` member, whose value
+/// `meta` stands at `at`: `None` when the params are not the text `at` describes, the
+/// text there is not `meta`, or it is not the value of a member spelled `"_meta"`. The
+/// member goes with the comma that separates it from its neighbour.
+fn cut_meta(params: &str, meta: &str, at: MetaPlace, out: &mut String) -> Option<()> {
     if params.len() != at.params_len || params.get(at.offset..)?.get(..meta.len())? != meta {
         return None;
     }
     let span = members::member_span(params, at.offset, meta.len(), "_meta")?;
-    let mut out = String::with_capacity(params.len() - span.len());
+    out.clear();
+    out.reserve(params.len() - span.len());
     out.push_str(&params[..span.start]);
     out.push_str(&params[span.end..]);
+    Some(())
+}
+
+/// [`cut_meta`] into a string of its own.
+#[cfg(test)]
+fn without_meta(params: &str, meta: &str, at: MetaPlace) -> Option<String> {
+    let mut out = String::new();
+    cut_meta(params, meta, at, &mut out)?;
     Some(out)
 }
+
+/// Runs `f` with this thread's scratch string (a fresh one when it is in use): the
+/// params [`RequestContext::unstable_parse_params`] decodes are written there, so a
+/// request's decoding allocates nothing for them. A scratch string grown past
+/// [`SCRATCH_KEPT`] is not kept.
+fn with_scratch<R>(f: impl FnOnce(&mut String) -> R) -> R {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => {
+            let out = f(&mut scratch);
+            if scratch.capacity() > SCRATCH_KEPT {
+                *scratch = String::new();
+            }
+            out
+        }
+        Err(_) => f(&mut String::new()),
+    })
+}
+
+/// The largest scratch string [`with_scratch`] keeps for the next request.
+const SCRATCH_KEPT: usize = 16 * 1024;
 
 /// `_meta` decoded from its text; `None` when it is not an object.
 fn decode_meta(raw: &str) -> Option<Meta> {

@@ -40,13 +40,23 @@ pub(super) async fn dispatch(
     {
         messages = sharing.relay_foreign(inner, &session, messages).await;
     }
-    let ids: Vec<RequestId> = messages
-        .iter()
-        .filter_map(|m| match m {
-            JsonRpcMessage::Request(r) => Some(r.id.clone()),
+    // The ids of the POST's requests: a POST of one request (the usual one) keeps its
+    // id without a vector.
+    let request_ids = || {
+        messages.iter().filter_map(|m| match m {
+            JsonRpcMessage::Request(r) => Some(&r.id),
             _ => None,
         })
-        .collect();
+    };
+    let mut found = request_ids();
+    let (one, many): (Option<RequestId>, Vec<RequestId>) = match (found.next(), found.next()) {
+        (Some(id), None) => (Some(id.clone()), Vec::new()),
+        _ => (None, request_ids().cloned().collect()),
+    };
+    let ids: &[RequestId] = match &one {
+        Some(id) => std::slice::from_ref(id),
+        None => &many,
+    };
     if let Some(dup) = ids.iter().find(|id| session.is_in_flight(id)) {
         return bad_message(
             &inner.config,
@@ -67,7 +77,7 @@ pub(super) async fn dispatch(
     // and the answer follows on it.
     if stateless_era
         && !inner.config.json_response
-        && let [id] = ids.as_slice()
+        && let [id] = ids
     {
         let answer = session.open_era_answer(id);
         if session
@@ -79,11 +89,11 @@ pub(super) async fn dispatch(
         }
         return match session.settle_era_answer(id, answer) {
             Some(EraAnswer::Json(body, error)) => json_response(era::status_for(error), body),
-            Some(EraAnswer::Stream(events)) => era_stream(&session, &ids, events),
-            None => era_stream(&session, &ids, futures::stream::empty().boxed()),
+            Some(EraAnswer::Stream(events)) => era_stream(&session, ids, events),
+            None => era_stream(&session, ids, futures::stream::empty().boxed()),
         };
     }
-    let mut answer = (!ids.is_empty()).then(|| session.open_answer(&ids));
+    let mut answer = (!ids.is_empty()).then(|| session.open_answer(ids));
     let stream = match &answer {
         Some(Answer::Sse { stream, .. }) => Some(*stream),
         _ => None,
@@ -145,19 +155,19 @@ pub(super) async fn dispatch(
             status_only(StatusCode::ACCEPTED)
         }
         Some(Answer::Sse { events, .. }) if stateless_era => {
-            era_stream(&session, &ids, events.boxed())
+            era_stream(&session, ids, events.boxed())
         }
         Some(Answer::Sse { events, .. }) => match handshake.take() {
             Some(guard) => sse_response(guarded(events.boxed(), guard)),
             None => sse_response(events),
         },
-        Some(Answer::Json(waiters)) => {
+        Some(Answer::Json(first, rest)) => {
             // One request (the usual POST): its answer is the body, with no list to join.
-            let single = waiters.len() == 1;
-            let mut out = Vec::with_capacity(if single { 0 } else { waiters.len() });
+            let single = first.is_some() && rest.is_empty();
+            let mut out = Vec::with_capacity(if single { 0 } else { rest.len() + 1 });
             let mut body = String::new();
             let mut error = None;
-            for rx in waiters {
+            for rx in first.into_iter().chain(rest) {
                 match rx.await {
                     Ok((m, code)) if single => (body, error) = (m, code),
                     Ok((m, code)) => {

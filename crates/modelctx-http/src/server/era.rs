@@ -348,12 +348,18 @@ fn read_params<'a>(params: &'a str, cache: &MetaCache) -> Option<ReadParams<'a>>
 /// header mirrors is left to the server, which answers it as malformed (`-32602`).
 /// Returns the request's `_meta` as found on the way, when the quick read found it
 /// (see [`read_params`]), for the session.
+/// `known` is the POST's `MCP-Protocol-Version` as [`VersionHeader::read`] read it: the
+/// era's own revision is not looked up again.
 pub(super) fn check_headers(
     headers: &HeaderMap,
+    known: &VersionHeader,
     request: &JsonRpcRequest,
     cache: &MetaCache,
 ) -> Result<Option<FoundMeta>, ErrorData> {
-    let version = header_value(headers, &PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version")?;
+    let version = match known {
+        VersionHeader::Stateless => ProtocolVersion::V2026_07_28.as_str(),
+        _ => header_value(headers, &PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version")?,
+    };
     let read = request
         .params
         .as_deref()
@@ -655,6 +661,15 @@ mod tests {
     use http::HeaderValue;
     use serde_json::{Value, json};
 
+    /// [`check_headers`] with the version header read as the POST reads it.
+    fn check(
+        headers: &HeaderMap,
+        request: &JsonRpcRequest,
+        cache: &MetaCache,
+    ) -> Result<Option<FoundMeta>, ErrorData> {
+        check_headers(headers, &VersionHeader::read(headers), request, cache)
+    }
+
     fn request(method: &str, params: Value) -> JsonRpcRequest {
         let text = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
         match JsonRpcMessage::from_slice(text.to_string().as_bytes()).unwrap() {
@@ -728,7 +743,7 @@ mod tests {
             json!({"protocolVersion": "2025-11-25", "capabilities": {},
                 "clientInfo": {"name": "c", "version": "1"}}),
         );
-        let error = check_headers(
+        let error = check(
             &headers(&[("mcp-protocol-version", "garbage")]),
             &init,
             &cache,
@@ -747,7 +762,7 @@ mod tests {
         assert!(error.message.contains("2025-11-25"), "{}", error.message);
         // A body that says another revision than the header: still a mismatch.
         let list = request("tools/list", json!({"_meta": envelope()}));
-        let error = check_headers(
+        let error = check(
             &headers(&[
                 ("mcp-protocol-version", "2099-01-01"),
                 ("mcp-method", "tools/list"),
@@ -771,13 +786,13 @@ mod tests {
             ("mcp-method", "tools/call"),
             ("mcp-name", "  weather "),
         ];
-        assert!(check_headers(&headers(&good), &call, &cache).is_ok());
+        assert!(check(&headers(&good), &call, &cache).is_ok());
         let encoded = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "tools/call"),
             ("mcp-name", "=?base64?d2VhdGhlcg==?="),
         ]);
-        assert!(check_headers(&encoded, &call, &cache).is_ok());
+        assert!(check(&encoded, &call, &cache).is_ok());
         for bad in [
             vec![("mcp-method", "tools/call"), ("mcp-name", "weather")],
             vec![
@@ -809,7 +824,7 @@ mod tests {
                 ("mcp-name", "=?base64?d2Vhd!!!GhlcgZ==?="),
             ],
         ] {
-            let error = check_headers(&headers(&bad), &call, &cache).unwrap_err();
+            let error = check(&headers(&bad), &call, &cache).unwrap_err();
             assert_eq!(error.code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
         }
         // A key spelled with escapes is read as the key it spells; a key twice is no
@@ -821,7 +836,7 @@ mod tests {
         let Ok(JsonRpcMessage::Request(escaped)) = escaped else {
             panic!("a request")
         };
-        let error = check_headers(&h, &escaped, &cache).unwrap_err();
+        let error = check(&h, &escaped, &cache).unwrap_err();
         assert!(error.message.contains("\"other\""), "{}", error.message);
         let version = JsonRpcMessage::from_slice(
             br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"weather","_meta":{"io.modelcontextprotocol/protocol\u0056ersion":"2025-11-25"}}}"#,
@@ -829,19 +844,19 @@ mod tests {
         let Ok(JsonRpcMessage::Request(version)) = version else {
             panic!("a request")
         };
-        let error = check_headers(&h, &version, &cache).unwrap_err();
+        let error = check(&h, &version, &cache).unwrap_err();
         assert!(error.message.contains("2025-11-25"), "{}", error.message);
         // A key twice is no params serde reads: nothing in the body to mirror.
         let mut twice = request("tools/call", json!({}));
         twice.params = RawValue::from_string(r#"{"name":"a","name":"b"}"#.to_owned()).ok();
-        assert!(check_headers(&h, &twice, &cache).is_ok());
+        assert!(check(&h, &twice, &cache).is_ok());
         // No protocol version in the body: the server answers that (-32602).
         let bare = request("server/discover", json!({}));
         let h = headers(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "server/discover"),
         ]);
-        assert!(check_headers(&h, &bare, &cache).is_ok());
+        assert!(check(&h, &bare, &cache).is_ok());
     }
 
     #[test]
@@ -860,12 +875,8 @@ mod tests {
         };
         // The first request's `_meta` is read and kept; the second's is the same text:
         // found, not copied (the same `Arc`), and read as plain (no progress token).
-        let first = check_headers(&good, &call(envelope()), &cache)
-            .unwrap()
-            .unwrap();
-        let second = check_headers(&good, &call(envelope()), &cache)
-            .unwrap()
-            .unwrap();
+        let first = check(&good, &call(envelope()), &cache).unwrap().unwrap();
+        let second = check(&good, &call(envelope()), &cache).unwrap().unwrap();
         assert!(Arc::ptr_eq(&first.text, &second.text));
         assert!(second.plain && second.shared);
         assert_eq!(
@@ -878,20 +889,18 @@ mod tests {
             ("mcp-method", "tools/call"),
             ("mcp-name", "weather"),
         ]);
-        let error = check_headers(&old, &call(envelope()), &cache).unwrap_err();
+        let error = check(&old, &call(envelope()), &cache).unwrap_err();
         assert_eq!(error.code, ErrorCode::HEADER_MISMATCH);
         // ...and the name after it against `Mcp-Name`.
         let mut moved = call(envelope());
         moved.params =
             RawValue::from_string(format!(r#"{{"_meta":{},"name":"other"}}"#, first.text)).ok();
-        let error = check_headers(&good, &moved, &cache).unwrap_err();
+        let error = check(&good, &moved, &cache).unwrap_err();
         assert!(error.message.contains("other"), "{}", error.message);
         // A progress token: found, neither plain nor kept.
         let mut with_token = envelope();
         with_token["progressToken"] = json!(5);
-        let found = check_headers(&good, &call(with_token), &cache)
-            .unwrap()
-            .unwrap();
+        let found = check(&good, &call(with_token), &cache).unwrap().unwrap();
         assert!(!found.plain && !found.shared);
         // What the quick read does not settle goes the serde way: no `_meta` handed on,
         // the same checks.
@@ -901,23 +910,17 @@ mod tests {
                 .to_owned(),
         )
         .ok();
-        assert!(check_headers(&good, &odd, &cache).unwrap().is_none());
-        assert!(
-            check_headers(&good, &call(json!(null)), &cache)
-                .unwrap()
-                .is_none()
-        );
+        assert!(check(&good, &odd, &cache).unwrap().is_none());
+        assert!(check(&good, &call(json!(null)), &cache).unwrap().is_none());
         // Bounded: at most `MAX_ENTRIES` texts, the oldest replaced.
         for n in 0..3 * MetaCache::MAX_ENTRIES {
             let mut each = envelope();
             each["n"] = json!(n);
-            let found = check_headers(&good, &call(each), &cache).unwrap().unwrap();
+            let found = check(&good, &call(each), &cache).unwrap().unwrap();
             assert!(found.shared);
             assert!(cache.lock().metas.len() <= MetaCache::MAX_ENTRIES);
         }
-        let again = check_headers(&good, &call(envelope()), &cache)
-            .unwrap()
-            .unwrap();
+        let again = check(&good, &call(envelope()), &cache).unwrap().unwrap();
         assert!(!Arc::ptr_eq(&first.text, &again.text));
     }
 

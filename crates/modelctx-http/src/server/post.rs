@@ -86,7 +86,7 @@ where
     let era_request = era::is_stateless(era_by_headers, &messages)
         || era::contradicts_its_header(headers, &messages);
     if inner.config.stateless_era && era_request {
-        return post_era::post(inner, headers, extensions, messages, batch).await;
+        return post_era::post(inner, headers, extensions, &version, messages, batch).await;
     }
     if !inner.config.handshake_era {
         return refuse_handshake_era(&inner.config, headers, &messages);

@@ -27,6 +27,7 @@ use modelctx_transport::{EraRead, Extensions};
 use modelctx_types::{ErrorData, JsonRpcErrorResponse, JsonRpcMessage};
 
 use super::reply::{bad_message, error_response, status_only};
+use super::request::VersionHeader;
 use super::table::Inner;
 use super::{dispatch, era};
 
@@ -37,6 +38,7 @@ pub(super) async fn post(
     inner: &Arc<Inner>,
     headers: &HeaderMap,
     extensions: &Extensions,
+    version: &VersionHeader,
     mut messages: Vec<JsonRpcMessage>,
     batch: bool,
 ) -> Response {
@@ -64,7 +66,7 @@ pub(super) async fn post(
             );
         }
     };
-    let meta = match era::check_headers(headers, request, &inner.metas) {
+    let meta = match era::check_headers(headers, version, request, &inner.metas) {
         Ok(meta) => meta,
         Err(error) => {
             inner.report(StatusCode::BAD_REQUEST, error.message.to_string());

@@ -178,10 +178,14 @@ pub(crate) enum Answer {
         /// Resolves when the head may go out (see [`StreamState::handled`]).
         handled: oneshot::Receiver<()>,
     },
-    /// One JSON response per request, in order: its text, and the error code it
-    /// carries when it is an error.
-    Json(Vec<oneshot::Receiver<(String, Option<ErrorCode>)>>),
+    /// One JSON response per request, in order: the first request's, then the
+    /// others' (a POST of one request, the usual one, needs no vector).
+    Json(Option<JsonWaiter>, Vec<JsonWaiter>),
 }
+
+/// The receiver of one request's JSON response: its text, and the error code it carries
+/// when it is an error.
+pub(crate) type JsonWaiter = oneshot::Receiver<(String, Option<ErrorCode>)>;
 
 impl SessionState {
     #[cfg(test)]

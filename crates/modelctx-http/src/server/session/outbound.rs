@@ -331,15 +331,41 @@ impl SessionState {
     }
 }
 
-/// A message's JSON text, written into one allocation sized for the usual answer (the
-/// result's text and the few members around it).
+/// A message's JSON text, written into one allocation sized for the usual answer: a
+/// response's exact length when its id needs no escaping (a body that fills its
+/// allocation becomes the answer's `Bytes` without another allocation).
 fn message_text(msg: &JsonRpcMessage) -> serde_json::Result<String> {
     let hint = match msg {
-        JsonRpcMessage::Response(r) => r.result.get().len() + 64,
+        JsonRpcMessage::Response(r) => {
+            // `{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}`
+            let id = match &r.id {
+                RequestId::Number(n) => itoa::Buffer::new().format(*n).len(),
+                RequestId::String(s) => s.len() + 2,
+            };
+            33 + id + r.result.get().len()
+        }
         _ => 128,
     };
     let mut out = Vec::with_capacity(hint);
     serde_json::to_writer(&mut out, msg)?;
     // serde_json writes UTF-8 only.
     String::from_utf8(out).map_err(serde::ser::Error::custom)
+}
+
+#[cfg(test)]
+mod tests {
+    use modelctx_types::{JsonRpcResultResponse, RawValue};
+
+    use super::*;
+
+    #[test]
+    fn a_response_is_written_into_an_allocation_of_its_length() {
+        for id in [RequestId::Number(-42), RequestId::String("a-b".into())] {
+            let result = RawValue::from_string(r#"{"content":[]}"#.to_owned()).unwrap();
+            let msg = JsonRpcMessage::Response(JsonRpcResultResponse::new(id, result));
+            let text = message_text(&msg).unwrap();
+            assert_eq!(text, serde_json::to_string(&msg).unwrap());
+            assert_eq!(text.capacity(), text.len(), "{text}");
+        }
+    }
 }

@@ -31,15 +31,14 @@ impl SessionState {
     pub(crate) fn open_answer(&self, ids: &[RequestId]) -> Answer {
         let mut routes = self.routes();
         if self.config.json_response {
-            let rxs = ids
-                .iter()
-                .map(|id| {
-                    let (tx, rx) = oneshot::channel();
-                    routes.requests.insert(id.clone(), Route::Json(tx));
-                    rx
-                })
-                .collect();
-            return Answer::Json(rxs);
+            let mut waiter = |id: &RequestId| {
+                let (tx, rx) = oneshot::channel();
+                routes.requests.insert(id.clone(), Route::Json(tx));
+                rx
+            };
+            let first = ids.first().map(&mut waiter);
+            let rest = ids.iter().skip(1).map(waiter).collect();
+            return Answer::Json(first, rest);
         }
         let stream_id = routes.next_stream;
         routes.next_stream += 1;

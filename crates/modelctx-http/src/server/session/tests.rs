@@ -47,7 +47,7 @@ fn open(state: &SessionState, id: i64) -> (u64, oneshot::Receiver<()>) {
         Answer::Sse {
             stream, handled, ..
         } => (stream, handled),
-        Answer::Json(_) => panic!("expected an SSE answer"),
+        Answer::Json(..) => panic!("expected an SSE answer"),
     }
 }
 
