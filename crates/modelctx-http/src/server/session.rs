@@ -108,8 +108,9 @@ pub(crate) struct Routes {
 /// One inbound message on its way to the session runtime.
 pub(crate) struct Inbound {
     /// A message, or a response that could not be read (the runtime fails the call it
-    /// names).
-    message: Result<TransportMessage, TransportError>,
+    /// names). Boxed: the queue allocates its slots a block at a time, and a block of
+    /// small slots is one small allocation per session rather than one of kilobytes.
+    message: Box<Result<TransportMessage, TransportError>>,
     /// The answer stream whose head waits for this message to be handled: released
     /// when the runtime comes back for the next message (a handler that answers at
     /// once has answered by then).
