@@ -407,10 +407,14 @@ impl futures::Stream for Events {
     }
 }
 
-/// A session id: 128 random bits from the OS, as 32 hex digits (visible ASCII).
+/// A session id: 128 random bits from the OS, as 32 hex digits (visible ASCII),
+/// encoded on the stack and allocated once, as the shared string the session keeps.
 /// `None` without OS randomness: a guessable id is never minted.
-pub(crate) fn new_session_id() -> Option<String> {
+pub(crate) fn new_session_id() -> Option<Arc<str>> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    Some(base16ct::lower::encode_string(&bytes))
+    let mut hex = [0u8; 32];
+    base16ct::lower::encode_str(&bytes, &mut hex)
+        .ok()
+        .map(Arc::from)
 }
