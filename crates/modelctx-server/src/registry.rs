@@ -27,7 +27,7 @@
 //! beside sessions), each tagged with the subscription id (the request id), until the
 //! client closes the stream (cancellation) or a send fails.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
@@ -493,7 +493,7 @@ impl AnnouncementReceiver for Remote {
 #[derive(Default)]
 struct Tracked {
     next: u64,
-    sessions: HashMap<u64, Weak<SessionState>>,
+    sessions: foldhash::HashMap<u64, Weak<SessionState>>,
 }
 
 #[derive(Default)]
@@ -533,7 +533,9 @@ impl Announcer {
 
     /// Counts `session` among the live ones until the returned [`Place`] is dropped.
     pub(crate) fn track(self: &Arc<Self>, session: &Arc<SessionState>) -> Place {
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        if self.runtime.get().is_none()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
             let _ = self.runtime.set(runtime);
         }
         let mut tracked = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
@@ -568,7 +570,9 @@ impl Announcer {
         filter: SubscriptionFilter,
         tx: tokio::sync::mpsc::UnboundedSender<Change>,
     ) -> Option<Place> {
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        if self.runtime.get().is_none()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
             let _ = self.runtime.set(runtime);
         }
         let id = self

@@ -108,8 +108,9 @@ pub(crate) struct Routes {
 /// One inbound message on its way to the session runtime.
 pub(crate) struct Inbound {
     /// A message, or a response that could not be read (the runtime fails the call it
-    /// names).
-    message: Result<TransportMessage, TransportError>,
+    /// names). Boxed: the queue allocates its slots a block at a time, and a block of
+    /// small slots is one small allocation per session rather than one of kilobytes.
+    message: Box<Result<TransportMessage, TransportError>>,
     /// The answer stream whose head waits for this message to be handled: released
     /// when the runtime comes back for the next message (a handler that answers at
     /// once has answered by then).
@@ -410,10 +411,14 @@ impl futures::Stream for Events {
     }
 }
 
-/// A session id: 128 random bits from the OS, as 32 hex digits (visible ASCII).
+/// A session id: 128 random bits from the OS, as 32 hex digits (visible ASCII),
+/// encoded on the stack and allocated once, as the shared string the session keeps.
 /// `None` without OS randomness: a guessable id is never minted.
-pub(crate) fn new_session_id() -> Option<String> {
+pub(crate) fn new_session_id() -> Option<Arc<str>> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    Some(base16ct::lower::encode_string(&bytes))
+    let mut hex = [0u8; 32];
+    base16ct::lower::encode_str(&bytes, &mut hex)
+        .ok()
+        .map(Arc::from)
 }

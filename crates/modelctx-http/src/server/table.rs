@@ -120,7 +120,7 @@ impl Inner {
         // no randomness (a system call) for it.
         let id: Arc<str> = match id {
             Some(id) => id,
-            None if stateful => Arc::from(new_session_id()?),
+            None if stateful => new_session_id()?,
             None => self.stateless_id.clone(),
         };
         let on_end: Option<OnEnd> = stateful.then(|| {

@@ -8,7 +8,7 @@
 //! bench-load sessions TARGET [--calls N]
 //! bench-load fairness TARGET [--calls N]
 //! bench-load cold TARGET [--calls N]
-//! bench-load whole TARGET [--calls N]
+//! bench-load whole TARGET [VERSION] [--calls N] [--clients N]
 //! bench-load shop TARGET [--calls N]
 //! bench-load scale stores memory|redis [--calls N]
 //! bench-load scale instances one|two|nginx|haproxy [--calls N]
@@ -30,7 +30,10 @@
 //! `modern` (protocol 2026-07-28, no handshake) or `mrtr` (2026-07-28, each call two
 //! POSTs: `input_required`, then the retry with the user's confirmation).
 //! `--clients N` runs only the HTTP phase with N clients (for profiling one phase under
-//! `perf`); by default both phases run, 1 and 32 clients.
+//! `perf`); by default both phases run, 1 and 32 clients. In `whole`, `--clients N`
+//! opens the sessions from N workers instead of 50, and VERSION (`2024-11-05` or
+//! `2025-11-25`) opens them at that version only (for counting what one session costs
+//! under `callgrind`).
 //! The stdio and HTTP servers are the `bench-server-TARGET` binaries next to this one.
 
 use std::future::Future;
@@ -200,7 +203,8 @@ async fn run() -> Result<Figures, String> {
         ["sessions", t] => sessions::sessions(target(t)?, calls).await,
         ["fairness", t] => fairness(target(t)?, calls).await,
         ["cold", t] => sessions::cold(target(t)?, calls).await,
-        ["whole", t] => whole::whole(target(t)?, calls).await,
+        ["whole", t] => whole::whole(target(t)?, calls, clients, None).await,
+        ["whole", t, version] => whole::whole(target(t)?, calls, clients, Some(version)).await,
         ["shop", t] => shop::shop(target(t)?, calls).await,
         ["scale", "stores", variant] => scale_stores(variant, calls).await,
         ["scale", "instances", variant] => scale_instances(variant, calls).await,
@@ -209,7 +213,7 @@ async fn run() -> Result<Figures, String> {
             http::http(mode, target(t)?, calls, clients).await
         }
         _ => Err(
-            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T | whole T | shop T | scale stores memory|redis | scale instances one|two|nginx|haproxy> [--calls N] [--clients N]"
+            "usage: bench-load <memory T | stdio T | http MODE T | sessions T | fairness T | cold T | whole T [VERSION] | shop T | scale stores memory|redis | scale instances one|two|nginx|haproxy> [--calls N] [--clients N]"
                 .into(),
         ),
     }

@@ -49,19 +49,34 @@ const VERSIONS: [(&str, [&str; 6]); 2] = [
 /// per worker at least): the connections and the server's first use of each path (a
 /// JIT's, for the peers that have one) are not what a session costs, and the version
 /// timed first would otherwise pay for them.
-pub(crate) async fn whole(target: Target, calls: usize) -> Result<Figures, String> {
+///
+/// `clients`: the number of workers, when not 50; `only`: the one version to run.
+pub(crate) async fn whole(
+    target: Target,
+    calls: usize,
+    clients: Option<usize>,
+    only: Option<&str>,
+) -> Result<Figures, String> {
+    let versions: Vec<_> = VERSIONS
+        .iter()
+        .filter(|(version, _)| only.is_none_or(|v| v == *version))
+        .collect();
+    if versions.is_empty() {
+        return Err(format!("unknown handshake version {only:?}"));
+    }
+    let count = clients.unwrap_or(WORKERS);
     let server = HttpServer::start(target, HttpMode::Stateful).await?;
     let pid = server.pid();
-    let per_worker = (calls / WORKERS).max(1);
-    let mut workers = Vec::with_capacity(WORKERS);
-    for _ in 0..WORKERS {
+    let per_worker = (calls / count).max(1);
+    let mut workers = Vec::with_capacity(count);
+    for _ in 0..count {
         workers.push(HttpClient::open(&server.addr).await?);
     }
-    for (version, _) in VERSIONS {
+    for (version, _) in &versions {
         workers = phase(workers, version, (per_worker / 4).max(1)).await?.0;
     }
     let mut figures = Vec::new();
-    for (version, names) in VERSIONS {
+    for &&(version, names) in &versions {
         let cpu_before = cpu_time(Some(pid))?;
         let start = Instant::now();
         let (back, sessions, call_times) = phase(workers, version, per_worker).await?;

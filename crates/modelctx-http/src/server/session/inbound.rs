@@ -62,7 +62,7 @@ impl SessionState {
         let any = !queued.is_empty();
         for (i, message) in queued.into_iter().enumerate() {
             let inbound = Inbound {
-                message: Ok(message),
+                message: Box::new(Ok(message)),
                 taken: if i == last { answer.take() } else { None },
             };
             self.enqueue(&tx, inbound).await?;
@@ -77,7 +77,7 @@ impl SessionState {
     pub(crate) async fn push_invalid_response(&self, invalid: InvalidMessage) -> Result<(), ()> {
         let tx = self.sender()?;
         let inbound = Inbound {
-            message: Err(TransportError::invalid(invalid)),
+            message: Box::new(Err(TransportError::invalid(invalid))),
             taken: None,
         };
         self.enqueue(&tx, inbound).await

@@ -278,6 +278,14 @@ impl SessionState {
                 let _ = tx.send(EraAnswer::Json(data, error));
             }
             Some(Route::Sse(stream_id)) => {
+                // The POST's head, waiting for this, is let go only after the stream
+                // has ended when this answer completes it: it then finds the whole
+                // answer and sends it as one body, never a chunked stream because its
+                // task ran between this event and the stream's end.
+                let handled = routes
+                    .streams
+                    .get_mut(&stream_id)
+                    .and_then(|s| s.handled.take());
                 self.deliver(routes, stream_id, &data);
                 let done = routes.streams.get_mut(&stream_id).is_some_and(|s| {
                     s.open_requests = s.open_requests.saturating_sub(1);
@@ -291,6 +299,7 @@ impl SessionState {
                     }
                     modelctx_store::table::shrink_drained(&mut routes.streams);
                 }
+                drop(handled);
             }
             None => return false,
         }

@@ -209,7 +209,7 @@ impl MessageStream for HttpServerStream {
             };
             self.taken = inbound.taken;
             self.state.direct.took();
-            Some(inbound.message)
+            Some(*inbound.message)
         })
     }
 

@@ -46,11 +46,11 @@ impl SessionState {
     pub(crate) fn start_claim(&self, stream: &mut StreamState) {
         if let Some(shared) = &self.shared {
             let holder = shared.new_holder();
-            stream.claim.last = Some(LastHold {
+            stream.claim.last = Some(Box::new(LastHold {
                 holder: holder.clone(),
                 from: stream.next_seq,
                 until: None,
-            });
+            }));
             stream.claim.holder = Some(holder);
             stream.claim.recording = true;
         }

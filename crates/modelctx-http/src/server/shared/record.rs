@@ -64,7 +64,7 @@ impl Sharing {
             }
             Err(e) => return Err(registry_unavailable(config, &e)),
         }
-        host.start(Arc::from(id), None, handshake).ok_or_else(|| {
+        host.start(id, None, handshake).ok_or_else(|| {
             reject(
                 config,
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -342,8 +342,9 @@ pub(crate) struct Claim {
     pub(crate) recording: bool,
     pub(crate) pending: VecDeque<(String, bool)>,
     /// The latest hold of the standalone stream here: what it sent is handed to a
-    /// service that takes the stream over (`SessionState::let_go`).
-    pub(crate) last: Option<LastHold>,
+    /// service that takes the stream over (`SessionState::let_go`). Boxed: every
+    /// session's standalone stream carries a claim, and only a shared one holds this.
+    pub(crate) last: Option<Box<LastHold>>,
     /// The last event a resumption of the standalone stream here replayed (on the
     /// stream the client named): what the client has, for the hand-over.
     pub(crate) replayed_to: Option<EventId>,
