@@ -242,6 +242,8 @@ fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
 /// assert!(holds(r#"{"a":{"requestState":"S"}}"#, needles));
 /// assert!(!holds(r#"{"inputRequests":"State","Responses":1}"#, needles));
 /// assert!(holds("io.x/protocolVersion", ["x/protocolVersion"]));
+/// assert!(holds(r#"{"a":1,"_meta":{}}"#, ["\"_meta\""]));
+/// assert!(!holds(r#"{"_m":"_meta_"}"#, ["\"_meta\""]));
 /// ```
 pub fn holds<const N: usize>(text: &str, needles: [&str; N]) -> bool {
     if needles.iter().any(|needle| needle.is_empty()) {
@@ -392,6 +394,37 @@ mod tests {
         assert_eq!(member_span(r#"{"m":1}"#, 5, 9, "m"), None);
         assert_eq!(member_span(r#"{"m":"é"}"#, 6, 1, "m"), None);
         assert_eq!(member_span("m", 0, 1, "mm"), None);
+    }
+
+    #[test]
+    fn holds_is_what_contains_says() {
+        let texts = [
+            "",
+            "_",
+            r#"{"_meta":{},"x":"\"inputResponses\""}"#,
+            r#"{"a_meta":1,"_met":"a","Responses":"input"}"#,
+            r#"{"requestState":"S","arguments":{"_meta":null}}"#,
+            r#""inputResponses""#,
+        ];
+        let needles = [
+            "\"_meta\"",
+            "\"inputResponses\"",
+            "\"requestState\"",
+            "a",
+            "",
+        ];
+        for text in texts {
+            for a in needles {
+                assert_eq!(holds(text, [a]), text.contains(a), "{a} in {text}");
+                for b in needles {
+                    let either = text.contains(a) || text.contains(b);
+                    assert_eq!(holds(text, [a, b]), either, "{a} or {b} in {text}");
+                }
+            }
+            let three = ["\"_meta\"", "\"requestState\"", "a"];
+            let any = three.iter().any(|n| text.contains(n));
+            assert_eq!(holds(text, three), any, "{text}");
+        }
     }
 
     #[test]
