@@ -55,7 +55,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, Mac};
@@ -167,18 +167,10 @@ struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
 type Members<'a> = BTreeMap<Key<'a>, &'a RawValue>;
 
 /// Whether `params` names either member a retry adds, `"inputResponses"` or
-/// `"requestState"`: the check every request of the era passes, with prebuilt searchers
-/// (`str::contains` builds its searcher per call and cost twice as much).
+/// `"requestState"` (anywhere in the text): the check every request of the era passes,
+/// in one pass ([`modelctx_types::members::holds`]).
 fn names_retry_member(params: &str) -> bool {
-    static FINDERS: LazyLock<[memchr::memmem::Finder<'static>; 2]> = LazyLock::new(|| {
-        [
-            memchr::memmem::Finder::new("\"inputResponses\""),
-            memchr::memmem::Finder::new("\"requestState\""),
-        ]
-    });
-    FINDERS
-        .iter()
-        .any(|finder| finder.find(params.as_bytes()).is_some())
+    modelctx_types::members::holds(params, ["\"inputResponses\"", "\"requestState\""])
 }
 
 /// Takes `inputResponses` and `requestState` out of the params of a `method` request.

@@ -69,10 +69,7 @@ pub fn find_with<'a, const N: usize>(
             return None;
         }
         let key_start = i + 1;
-        let key_end = key_start
-            + b.get(key_start..)?
-                .iter()
-                .position(|&c| c == b'"' || c == b'\\')?;
+        let key_end = key_start + quote_or_escape(b.get(key_start..)?)?;
         if b[key_end] == b'\\' {
             return None;
         }
@@ -133,33 +130,43 @@ pub fn member_span(
     len: usize,
     key: &str,
 ) -> Option<std::ops::Range<usize>> {
-    const WS: &[char] = &[' ', '\t', '\n', '\r'];
     let end = at.checked_add(len)?;
     object.get(at..end)?;
-    let before = object[..at]
-        .trim_end_matches(WS)
-        .strip_suffix(':')?
-        .trim_end_matches(WS)
-        .strip_suffix('"')?
-        .strip_suffix(key)?
-        .strip_suffix('"')?;
-    let key_start = before.len();
-    let before = before.trim_end_matches(WS);
-    if before.ends_with(',') {
+    // Every byte looked at is ASCII (whitespace, punctuation, `key`'s own bytes): the
+    // offsets found are character boundaries.
+    let b = object.as_bytes();
+    let mut i = skip_ws_back(b, at);
+    i = i.checked_sub(1).filter(|&i| b[i] == b':')?;
+    i = skip_ws_back(b, i);
+    i = i.checked_sub(1).filter(|&i| b[i] == b'"')?;
+    i = i
+        .checked_sub(key.len())
+        .filter(|&i| &b[i..i + key.len()] == key.as_bytes())?;
+    let key_start = i.checked_sub(1).filter(|&i| b[i] == b'"')?;
+    let before = skip_ws_back(b, key_start);
+    match before.checked_sub(1).map(|i| b[i]) {
         // A later member: the comma before it goes with it.
-        return Some(before.len() - 1..end);
+        Some(b',') => Some(before - 1..end),
+        // The first member: the comma after it goes with it, when a member follows.
+        Some(b'{') => {
+            let next = skip_ws(b, end);
+            let through = if b.get(next) == Some(&b',') {
+                next + 1
+            } else {
+                end
+            };
+            Some(key_start..through)
+        }
+        _ => None,
     }
-    if !before.ends_with('{') {
-        return None;
+}
+
+/// The start of the whitespace that ends `b[..i]`.
+fn skip_ws_back(b: &[u8], mut i: usize) -> usize {
+    while i > 0 && matches!(b[i - 1], b' ' | b'\n' | b'\r' | b'\t') {
+        i -= 1;
     }
-    // The first member: the comma after it goes with it, when a member follows.
-    let after = &object[end..];
-    let next = after.trim_start_matches(WS);
-    let through = match next.strip_prefix(',') {
-        Some(_) => object.len() - next.len() + 1,
-        None => end,
-    };
-    Some(key_start..through)
+    i
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -169,11 +176,17 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Where the first `"` or `\` of `b` stands (a vectorised search: strings are the
+/// longest stretches the scan reads).
+fn quote_or_escape(b: &[u8]) -> Option<usize> {
+    memchr::memchr2(b'"', b'\\', b)
+}
+
 /// The end of the string that starts (with its quote) at `i`.
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     loop {
-        i += b.get(i..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+        i += quote_or_escape(b.get(i..)?)?;
         if b[i] == b'"' {
             return Some(i + 1);
         }
@@ -215,6 +228,52 @@ fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
             }
             (i > start).then_some(i)
         }
+    }
+}
+
+/// Whether `text` holds one of `needles` (two at most) anywhere, in one vectorised pass:
+/// each needle is looked for by its first capital letter (a byte rare in JSON text),
+/// then compared around it. A needle without a capital is looked for by its first byte;
+/// an empty needle is held by any text.
+///
+/// ```
+/// use modelctx_types::members::holds;
+/// let needles = ["\"inputResponses\"", "\"requestState\""];
+/// assert!(holds(r#"{"a":{"requestState":"S"}}"#, needles));
+/// assert!(!holds(r#"{"inputRequests":"State","Responses":1}"#, needles));
+/// assert!(holds("io.x/protocolVersion", ["x/protocolVersion"]));
+/// assert!(holds(r#"{"a":1,"_meta":{}}"#, ["\"_meta\""]));
+/// assert!(!holds(r#"{"_m":"_meta_"}"#, ["\"_meta\""]));
+/// ```
+pub fn holds<const N: usize>(text: &str, needles: [&str; N]) -> bool {
+    if needles.iter().any(|needle| needle.is_empty()) {
+        return true;
+    }
+    let pivots = needles.map(|needle| {
+        let b = needle.as_bytes();
+        b.iter().position(u8::is_ascii_uppercase).unwrap_or(0)
+    });
+    let text = text.as_bytes();
+    let around = |at: usize| {
+        needles.iter().zip(pivots).any(|(needle, pivot)| {
+            let needle = needle.as_bytes();
+            needle.get(pivot) == Some(&text[at])
+                && at
+                    .checked_sub(pivot)
+                    .and_then(|start| text.get(start..start + needle.len()))
+                    == Some(needle)
+        })
+    };
+    let byte = |k: usize| needles[k].as_bytes().get(pivots[k]).copied();
+    match N {
+        1 => byte(0).is_some_and(|a| memchr::memchr_iter(a, text).any(around)),
+        2 => match (byte(0), byte(1)) {
+            (Some(a), Some(b)) => memchr::memchr2_iter(a, b, text).any(around),
+            _ => false,
+        },
+        _ => needles
+            .iter()
+            .any(|needle| memchr::memmem::find(text, needle.as_bytes()).is_some()),
     }
 }
 
@@ -299,6 +358,73 @@ mod tests {
         assert_eq!(find(r#"{"x\n":1,"a":2}"#, ["a"]), None);
         // Wanted keys twice: only the wanted ones matter.
         assert_eq!(find(r#"{"x":1,"x":2,"a":3}"#, ["a"]), Some([Some("3")]));
+    }
+
+    #[test]
+    fn a_member_goes_with_one_comma() {
+        let cut = |text: &str, value: &str, key: &str| {
+            let at = text.find(value).unwrap();
+            member_span(text, at, value.len(), key)
+                .map(|span| format!("{}{}", &text[..span.start], &text[span.end..]))
+        };
+        assert_eq!(cut(r#"{"m":1}"#, "1", "m").as_deref(), Some("{}"));
+        assert_eq!(
+            cut("{ \"m\"\t:\n[1] }", "[1]", "m").as_deref(),
+            Some("{  }")
+        );
+        assert_eq!(
+            cut(r#"{"m":[1] , "b":2}"#, "[1]", "m").as_deref(),
+            Some(r#"{ "b":2}"#)
+        );
+        assert_eq!(
+            cut(r#"{"a":1 ,"é":[1]}"#, "[1]", "é").as_deref(),
+            Some(r#"{"a":1 }"#)
+        );
+        // Not a member spelled `"m"` before the value: no span.
+        for text in [
+            r#"{"xm":[1]}"#,
+            r#"{m":[1]}"#,
+            r#"{"m" [1]}"#,
+            r#"["m":[1]]"#,
+            r#""m":[1]"#,
+        ] {
+            assert_eq!(cut(text, "[1]", "m"), None, "{text}");
+        }
+        // Out of bounds, or off a character boundary: no span, no panic.
+        assert_eq!(member_span(r#"{"m":1}"#, 5, 9, "m"), None);
+        assert_eq!(member_span(r#"{"m":"é"}"#, 6, 1, "m"), None);
+        assert_eq!(member_span("m", 0, 1, "mm"), None);
+    }
+
+    #[test]
+    fn holds_is_what_contains_says() {
+        let texts = [
+            "",
+            "_",
+            r#"{"_meta":{},"x":"\"inputResponses\""}"#,
+            r#"{"a_meta":1,"_met":"a","Responses":"input"}"#,
+            r#"{"requestState":"S","arguments":{"_meta":null}}"#,
+            r#""inputResponses""#,
+        ];
+        let needles = [
+            "\"_meta\"",
+            "\"inputResponses\"",
+            "\"requestState\"",
+            "a",
+            "",
+        ];
+        for text in texts {
+            for a in needles {
+                assert_eq!(holds(text, [a]), text.contains(a), "{a} in {text}");
+                for b in needles {
+                    let either = text.contains(a) || text.contains(b);
+                    assert_eq!(holds(text, [a, b]), either, "{a} or {b} in {text}");
+                }
+            }
+            let three = ["\"_meta\"", "\"requestState\"", "a"];
+            let any = three.iter().any(|n| text.contains(n));
+            assert_eq!(holds(text, three), any, "{text}");
+        }
     }
 
     #[test]

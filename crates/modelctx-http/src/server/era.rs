@@ -179,14 +179,10 @@ fn mirrored(request: &JsonRpcRequest) -> Mirrored<'_> {
 /// Whether `request`'s params hold the envelope's version key anywhere: without it,
 /// [`body_version`] is `None` (a quick test, no parse).
 fn may_name_a_version(request: &JsonRpcRequest) -> bool {
-    // Built once: `str::contains` would rebuild its searcher for this long key on every
-    // request.
-    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(Meta::PROTOCOL_VERSION));
     request
         .params
         .as_deref()
-        .is_some_and(|raw| KEY.find(raw.get().as_bytes()).is_some())
+        .is_some_and(|raw| members::holds(raw.get(), [Meta::PROTOCOL_VERSION]))
 }
 
 fn body_version(request: &JsonRpcRequest) -> Option<String> {

@@ -348,3 +348,26 @@ fn a_malformed_answer_or_responses_field_is_refused() {
     assert!(round.ask::<ElicitResult>(Some("k"), elicit).is_err());
     assert_eq!(round.fatal().unwrap().code, ErrorCode::INVALID_PARAMS);
 }
+
+#[test]
+fn a_retry_member_is_found_wherever_its_name_stands() {
+    for text in [
+        r#"{"inputResponses":{}}"#,
+        r#"{"name":"t","requestState":"s"}"#,
+        r#"{"arguments":{"x":{"inputResponses":1}}}"#,
+        r#"{"a":"RS","b":{"S":"R","requestState":"S"}}"#,
+    ] {
+        assert!(names_retry_member(text), "{text}");
+    }
+    for text in [
+        "",
+        "R",
+        "S",
+        r#"{"inputResponses"#,
+        r#"{"InputResponses":{},"requeststate":"s"}"#,
+        r#"{"inputRequests":"State","Responses":"requestS"}"#,
+        r#"{"name":"RS","arguments":{"text":"SR \"inputResponses\\"}}"#,
+    ] {
+        assert!(!names_retry_member(text), "{text}");
+    }
+}
