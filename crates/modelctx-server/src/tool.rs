@@ -303,11 +303,19 @@ impl RegisteredTool {
         let legacy = is_legacy(&cx);
         let args = params.arguments.unwrap_or_default();
         #[cfg(feature = "schema-validation")]
-        if let Err(problems) = self.input.check(&Value::Object(args.clone())) {
-            return Ok(CallToolResult::error(format!(
-                "Invalid arguments for tool {name}: {problems}"
-            )));
-        }
+        let args = {
+            // Checked as the object it is, then taken back: no copy of the arguments.
+            let mut object = Value::Object(args);
+            if let Err(problems) = self.input.check(&object) {
+                return Ok(CallToolResult::error(format!(
+                    "Invalid arguments for tool {name}: {problems}"
+                )));
+            }
+            object
+                .as_object_mut()
+                .map(std::mem::take)
+                .unwrap_or_default()
+        };
         let run = AssertUnwindSafe((self.handler)(args, cx)).catch_unwind();
         let mut result = match run.await {
             Ok(Ok(result)) => result,

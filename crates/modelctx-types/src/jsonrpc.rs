@@ -17,6 +17,10 @@ use serde_json::value::RawValue;
 use crate::common::Meta;
 use crate::error::{ErrorCode, ErrorData};
 
+mod members;
+
+use members::{MethodName, Version};
+
 /// The only JSON-RPC version MCP speaks.
 pub const JSONRPC_VERSION: &str = "2.0";
 
@@ -488,11 +492,11 @@ impl std::error::Error for InvalidMessage {}
 #[derive(Deserialize)]
 struct Envelope {
     #[serde(default)]
-    jsonrpc: Option<Cow<'static, str>>,
+    jsonrpc: Option<Version>,
     #[serde(default, deserialize_with = "present_id")]
     id: Option<IdOrNull>,
     #[serde(default)]
-    method: Option<Cow<'static, str>>,
+    method: Option<MethodName>,
     #[serde(default)]
     params: Option<Box<RawValue>>,
     #[serde(default)]
@@ -588,7 +592,7 @@ impl Envelope {
                 InvalidMessage::invalid(id.clone(), reason)
             })
         };
-        if self.jsonrpc.as_deref() != Some(JSONRPC_VERSION) {
+        if !matches!(self.jsonrpc, Some(Version(true))) {
             return fail("jsonrpc must be \"2.0\"");
         }
         if let Some(params) = &self.params {
@@ -601,7 +605,7 @@ impl Envelope {
             }
         }
         match (self.method, self.result, self.error) {
-            (Some(method), None, None) => Ok(match id {
+            (Some(MethodName(method)), None, None) => Ok(match id {
                 Some(id) => JsonRpcMessage::Request(JsonRpcRequest {
                     id,
                     method,
