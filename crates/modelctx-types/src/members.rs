@@ -132,8 +132,8 @@ pub fn member_span(
 ) -> Option<std::ops::Range<usize>> {
     let end = at.checked_add(len)?;
     object.get(at..end)?;
-    // Every byte looked at is ASCII (whitespace, punctuation, `key`'s own bytes): the
-    // offsets found are character boundaries.
+    // Every single byte looked at is ASCII (whitespace, punctuation) and `key` is
+    // compared whole: the offsets found are character boundaries.
     let b = object.as_bytes();
     let mut i = skip_ws_back(b, at);
     i = i.checked_sub(1).filter(|&i| b[i] == b':')?;
@@ -231,10 +231,10 @@ fn skip_value(b: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
-/// Whether `text` holds one of `needles` (two at most) anywhere, in one vectorised pass:
-/// each needle is looked for by its first capital letter (a byte rare in JSON text),
-/// then compared around it. A needle without a capital is looked for by its first byte;
-/// an empty needle is held by any text.
+/// Whether `text` holds one of `needles` anywhere. One or two needles take one vectorised
+/// pass: each is looked for by its first capital letter (a byte rare in JSON text), then
+/// compared around it; a needle without a capital is looked for by its first byte. More
+/// needles take a pass each. An empty needle is held by any text.
 ///
 /// ```
 /// use modelctx_types::members::holds;
