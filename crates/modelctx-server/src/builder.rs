@@ -644,11 +644,11 @@ impl ServerBuilder {
         let mut caps = derive_capabilities(self.requests.keys().map(|k| k.as_ref()));
         let registry = &self.registry;
         let has = |n: usize| n > 0;
-        let tools = self.enabled.tools || has(registry::snapshot(&registry.tools).len());
+        let tools = self.enabled.tools || has(registry::count(&registry.tools));
         let resources = self.enabled.resources
-            || has(registry::snapshot(&registry.resources).len())
-            || has(registry::snapshot(&registry.templates).len());
-        let prompts = self.enabled.prompts || has(registry::snapshot(&registry.prompts).len());
+            || has(registry::count(&registry.resources))
+            || has(registry::count(&registry.templates));
+        let prompts = self.enabled.prompts || has(registry::count(&registry.prompts));
         let list_changed = self.list_changed.unwrap_or(true);
         if tools {
             caps = caps.with_tools(list_changed);

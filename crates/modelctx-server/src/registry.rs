@@ -3,9 +3,9 @@
 //! announcements to every live session (and, through an [`AnnouncementBus`], to the
 //! sessions of other processes).
 //!
-//! Registries are `BTreeMap<id, Arc<Registered*>>`: schemas are generated and compiled
-//! once, at registration; a request clones an `Arc` out and no lock is held across an
-//! await.
+//! Registries are maps of identifier to `Arc<Registered*>`, one map type for the four
+//! kinds: schemas are generated and compiled once, at registration; a request clones an
+//! `Arc` out and no lock is held across an await.
 //!
 //! The server keeps weak references to its live sessions ([`Announcer`], a map by a number
 //! each session gets). A session's entry goes when its service is dropped (its `Place` in
@@ -27,8 +27,10 @@
 //! beside sessions), each tagged with the subscription id (the request id), until the
 //! client closes the stream (cancellation) or a send fails.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
@@ -119,24 +121,43 @@ pub(crate) enum ListKind {
 /// enabled again; its identifier stays taken.
 #[derive(Default)]
 pub(crate) struct Registry {
-    pub(crate) tools: RwLock<BTreeMap<String, Arc<RegisteredTool>>>,
-    pub(crate) resources: RwLock<BTreeMap<String, Arc<RegisteredResource>>>,
-    pub(crate) templates: RwLock<BTreeMap<String, Arc<RegisteredTemplate>>>,
-    pub(crate) prompts: RwLock<BTreeMap<String, Arc<RegisteredPrompt>>>,
+    pub(crate) tools: Live<RegisteredTool>,
+    pub(crate) resources: Live<RegisteredResource>,
+    pub(crate) templates: Live<RegisteredTemplate>,
+    pub(crate) prompts: Live<RegisteredPrompt>,
     parked: Parked,
 }
 
 /// The disabled registrations of each kind.
 #[derive(Default)]
 struct Parked {
-    tools: Mutex<BTreeMap<String, Arc<RegisteredTool>>>,
-    resources: Mutex<BTreeMap<String, Arc<RegisteredResource>>>,
-    templates: Mutex<BTreeMap<String, Arc<RegisteredTemplate>>>,
-    prompts: Mutex<BTreeMap<String, Arc<RegisteredPrompt>>>,
+    tools: Held,
+    resources: Held,
+    templates: Held,
+    prompts: Held,
 }
 
-type Live<T> = RwLock<BTreeMap<String, Arc<T>>>;
-type Held<T> = Mutex<BTreeMap<String, Arc<T>>>;
+/// An entry of any kind. Every kind is kept in the same map type, so the map's code is
+/// compiled once rather than once per kind; [`lookup`] and [`snapshot`] hand the entries
+/// back typed (each map holds one kind only, so the downcast always succeeds).
+type Erased = Arc<dyn Any + Send + Sync>;
+type Map = BTreeMap<String, Erased>;
+type Held = Mutex<Map>;
+
+/// The enabled registrations of one kind.
+pub(crate) struct Live<T> {
+    map: RwLock<Map>,
+    kind: PhantomData<fn() -> T>,
+}
+
+impl<T> Default for Live<T> {
+    fn default() -> Self {
+        Self {
+            map: RwLock::default(),
+            kind: PhantomData,
+        }
+    }
+}
 
 /// A kind of registration: how it is built from its definition, named, kept and
 /// announced.
@@ -149,7 +170,7 @@ pub(crate) trait Entry: Sized + Send + Sync + 'static {
     const LIST: ListKind;
     fn build(def: Self::Def) -> Result<Self, String>;
     fn id(&self) -> &str;
-    fn slots(registry: &Registry) -> (&Live<Self>, &Held<Self>);
+    fn slots(registry: &Registry) -> (&Live<Self>, &Held);
 }
 
 macro_rules! entry {
@@ -165,7 +186,7 @@ macro_rules! entry {
                 let $e = self;
                 $id
             }
-            fn slots(registry: &Registry) -> (&Live<Self>, &Held<Self>) {
+            fn slots(registry: &Registry) -> (&Live<Self>, &Held) {
                 (&registry.$field, &registry.parked.$field)
             }
         }
@@ -200,32 +221,99 @@ entry!(
     |e| &e.prompt.name
 );
 
-fn held<T>(map: &Held<T>) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<T>>> {
+fn held(map: &Held) -> std::sync::MutexGuard<'_, Map> {
     map.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn insert<E: Entry>(registry: &Registry, entry: E) -> Result<(), RegistrationError> {
+fn read(map: &RwLock<Map>) -> std::sync::RwLockReadGuard<'_, Map> {
+    map.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write(map: &RwLock<Map>) -> std::sync::RwLockWriteGuard<'_, Map> {
+    map.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The maps of `E`'s kind: the enabled and the disabled.
+fn slots<E: Entry>(registry: &Registry) -> (&RwLock<Map>, &Held) {
     let (live, parked) = E::slots(registry);
-    let id = entry.id().to_owned();
+    (&live.map, parked)
+}
+
+fn insert(
+    live: &RwLock<Map>,
+    parked: &Held,
+    what: &str,
+    id: String,
+    entry: Erased,
+) -> Result<(), RegistrationError> {
     let parked = held(parked);
-    let mut map = live.write().unwrap_or_else(|p| p.into_inner());
+    let mut map = write(live);
     if map.contains_key(&id) || parked.contains_key(&id) {
-        return Err(RegistrationError::duplicate(E::WHAT, &id));
+        return Err(RegistrationError::duplicate(what, &id));
     }
-    map.insert(id, Arc::new(entry));
+    map.insert(id, entry);
     Ok(())
 }
 
 /// Removes the registration `id`, enabled or not.
-fn remove<E: Entry>(registry: &Registry, id: &str) -> bool {
-    let (live, parked) = E::slots(registry);
+fn remove(live: &RwLock<Map>, parked: &Held, id: &str) -> bool {
     let parked = held(parked).remove(id).is_some();
-    let live = live
-        .write()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(id)
-        .is_some();
+    let live = write(live).remove(id).is_some();
     live || parked
+}
+
+/// Whether `id` is enabled (`Some(true)`), disabled (`Some(false)`), or not registered.
+fn state(live: &RwLock<Map>, parked: &Held, id: &str) -> Option<bool> {
+    let parked = held(parked);
+    if read(live).contains_key(id) {
+        return Some(true);
+    }
+    parked.contains_key(id).then_some(false)
+}
+
+/// Moves `id` between the enabled and the disabled; whether it moved.
+fn set_enabled(live: &RwLock<Map>, parked: &Held, id: &str, enabled: bool) -> bool {
+    let mut parked = held(parked);
+    let mut live = write(live);
+    let (from, to) = if enabled {
+        (&mut *parked, &mut *live)
+    } else {
+        (&mut *live, &mut *parked)
+    };
+    match from.remove(id) {
+        Some(entry) => {
+            to.insert(id.to_owned(), entry);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Replaces `id` with `entry` (identified by `new_id`), in the state `id` was in.
+fn replace(
+    live: &RwLock<Map>,
+    parked: &Held,
+    what: &str,
+    id: &str,
+    new_id: String,
+    entry: Erased,
+) -> Result<String, RegistrationError> {
+    let mut parked = held(parked);
+    let mut live = write(live);
+    if new_id != id && (live.contains_key(&new_id) || parked.contains_key(&new_id)) {
+        return Err(RegistrationError::duplicate(what, &new_id));
+    }
+    let home = if live.remove(id).is_some() {
+        &mut *live
+    } else if parked.remove(id).is_some() {
+        &mut *parked
+    } else {
+        return Err(RegistrationError::invalid(format!(
+            "{what} {id:?} is no longer registered"
+        )));
+    };
+    home.insert(new_id.clone(), entry);
+    Ok(new_id)
 }
 
 impl Registry {
@@ -233,48 +321,29 @@ impl Registry {
     pub(crate) fn add<E: Entry>(&self, def: E::Def) -> Result<String, RegistrationError> {
         let entry = E::build(def).map_err(RegistrationError::invalid)?;
         let id = entry.id().to_owned();
-        insert(self, entry)?;
+        let (live, parked) = slots::<E>(self);
+        insert(live, parked, E::WHAT, id.clone(), Arc::new(entry))?;
         Ok(id)
     }
 
     /// Removes the registration `id`, enabled or not; whether there was one.
     pub(crate) fn discard<E: Entry>(&self, id: &str) -> bool {
-        remove::<E>(self, id)
+        let (live, parked) = slots::<E>(self);
+        remove(live, parked, id)
     }
 
     /// Whether `id` is registered and enabled (`Some(true)`), disabled
     /// (`Some(false)`), or not registered.
     pub(crate) fn state<E: Entry>(&self, id: &str) -> Option<bool> {
-        let (live, parked) = E::slots(self);
-        let parked = held(parked);
-        if live
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(id)
-        {
-            return Some(true);
-        }
-        parked.contains_key(id).then_some(false)
+        let (live, parked) = slots::<E>(self);
+        state(live, parked, id)
     }
 
     /// Moves the registration `id` between the enabled and the disabled; whether it
     /// moved (it exists and was in the other state).
     pub(crate) fn set_enabled<E: Entry>(&self, id: &str, enabled: bool) -> bool {
-        let (live, parked) = E::slots(self);
-        let mut parked = held(parked);
-        let mut live = live.write().unwrap_or_else(|p| p.into_inner());
-        let (from, to) = if enabled {
-            (&mut *parked, &mut *live)
-        } else {
-            (&mut *live, &mut *parked)
-        };
-        match from.remove(id) {
-            Some(entry) => {
-                to.insert(id.to_owned(), entry);
-                true
-            }
-            None => false,
-        }
+        let (live, parked) = slots::<E>(self);
+        set_enabled(live, parked, id, enabled)
     }
 
     /// Replaces the registration `id` with `def`, in the state it was in; returns the
@@ -286,42 +355,37 @@ impl Registry {
     ) -> Result<String, RegistrationError> {
         let entry = E::build(def).map_err(RegistrationError::invalid)?;
         let new_id = entry.id().to_owned();
-        let (live, parked) = E::slots(self);
-        let mut parked = held(parked);
-        let mut live = live.write().unwrap_or_else(|p| p.into_inner());
-        if new_id != id && (live.contains_key(&new_id) || parked.contains_key(&new_id)) {
-            return Err(RegistrationError::duplicate(E::WHAT, &new_id));
-        }
-        let home = if live.remove(id).is_some() {
-            &mut *live
-        } else if parked.remove(id).is_some() {
-            &mut *parked
-        } else {
-            return Err(RegistrationError::invalid(format!(
-                "{} {id:?} is no longer registered",
-                E::WHAT
-            )));
-        };
-        home.insert(new_id.clone(), Arc::new(entry));
-        Ok(new_id)
+        let (live, parked) = slots::<E>(self);
+        replace(live, parked, E::WHAT, id, new_id, Arc::new(entry))
     }
 }
 
+/// An entry of `T`'s map as a `T` (the map holds `T`s only).
+fn typed<T: Send + Sync + 'static>(entry: &Erased) -> Option<Arc<T>> {
+    Arc::clone(entry).downcast::<T>().ok()
+}
+
 /// A snapshot of a registry's entries.
-pub(crate) fn snapshot<T>(map: &RwLock<BTreeMap<String, Arc<T>>>) -> Vec<Arc<T>> {
-    map.read()
-        .unwrap_or_else(|p| p.into_inner())
+pub(crate) fn snapshot<T: Send + Sync + 'static>(map: &Live<T>) -> Vec<Arc<T>> {
+    read(&map.map).values().filter_map(typed).collect()
+}
+
+/// The number of a registry's entries.
+pub(crate) fn count<T>(map: &Live<T>) -> usize {
+    read(&map.map).len()
+}
+
+/// Whether some entry of a registry passes `test` (no entry is cloned).
+pub(crate) fn any<T: Send + Sync + 'static>(map: &Live<T>, test: impl Fn(&T) -> bool) -> bool {
+    read(&map.map)
         .values()
-        .cloned()
-        .collect()
+        .filter_map(|entry| entry.downcast_ref::<T>())
+        .any(test)
 }
 
 /// One entry by identifier.
-pub(crate) fn lookup<T>(map: &RwLock<BTreeMap<String, Arc<T>>>, id: &str) -> Option<Arc<T>> {
-    map.read()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(id)
-        .cloned()
+pub(crate) fn lookup<T: Send + Sync + 'static>(map: &Live<T>, id: &str) -> Option<Arc<T>> {
+    read(&map.map).get(id).and_then(typed)
 }
 
 impl Registry {

@@ -212,14 +212,9 @@ impl SessionService {
         };
         // Most servers have no tool that marks arguments: then nothing is read (a pass
         // over the params costs more than a look at every tool).
-        let marking = self
-            .server
-            .registry
-            .tools
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .any(|tool| !tool.mirrored.is_empty());
+        let marking = registry::any(&self.server.registry.tools, |tool| {
+            !tool.mirrored.is_empty()
+        });
         if !marking {
             return Ok(());
         }
