@@ -669,7 +669,12 @@ fn unseal(key: &StateKey, state: &str) -> Result<Sealed, ErrorData> {
     Ok(Sealed {
         digest,
         expires: u64::from_be_bytes(expires),
-        answers: serde_json::from_slice(answers).map_err(|_| refused())?,
+        // Read as a `str`: the server's other JSON reading is of text, so no second
+        // parser (for bytes) is built.
+        answers: std::str::from_utf8(answers)
+            .ok()
+            .and_then(|text| serde_json::from_str(text).ok())
+            .ok_or_else(refused)?,
         once,
     })
 }

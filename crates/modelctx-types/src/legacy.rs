@@ -156,10 +156,13 @@ impl JsonRpcMessageV2025_03_26 {
         if first != Some(&b'[') {
             return JsonRpcMessage::from_slice(bytes).map(Self::Single);
         }
-        let items: Vec<Box<RawValue>> = match serde_json::from_slice(bytes) {
-            Ok(items) => items,
-            // Not JSON, or not an array: the single-message parser classifies it.
-            Err(_) => return JsonRpcMessage::from_slice(bytes).map(Self::Single),
+        // Read as a `str`, as every other message is (no second parser, for bytes).
+        let items = std::str::from_utf8(bytes).map(serde_json::from_str::<Vec<Box<RawValue>>>);
+        let items = match items {
+            Ok(Ok(items)) => items,
+            // Not UTF-8, not JSON, or not an array: the single-message parser classifies
+            // it.
+            _ => return JsonRpcMessage::from_slice(bytes).map(Self::Single),
         };
         let messages = items
             .iter()
