@@ -13,7 +13,8 @@ use std::fmt;
 use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
-use modelctx_session::tasks::TaskHost;
+#[cfg(feature = "tasks")]
+pub(crate) use modelctx_session::tasks::TaskHost;
 use modelctx_session::{Peer, SessionConfig};
 use modelctx_types::{
     ErrorData, Implementation, InitializeResult, ProtocolVersion, RawValue, ServerCapabilities,
@@ -123,6 +124,12 @@ pub(crate) struct Inner {
     /// The layers around the server's notification handlers, when it has any.
     pub(crate) notification_middleware: Option<middleware::Chain<middleware::McpNotification, ()>>,
 }
+
+/// What runs tasks: none without the `tasks` feature (no value, so the code that serves
+/// tasks is left out of the build).
+#[cfg(not(feature = "tasks"))]
+#[derive(Debug)]
+pub(crate) enum TaskHost {}
 
 impl Inner {
     /// Runs task-augmented requests and the tasks extension, when enabled. Always

@@ -7,6 +7,7 @@ use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
+#[cfg(feature = "tasks")]
 use modelctx_session::tasks::TaskRun;
 use modelctx_session::{CancellationToken, RequestContext};
 use modelctx_types::{ErrorData, RawValue, ReadResourceResult};
@@ -98,10 +99,12 @@ pub(crate) type RunRef = Arc<TaskRun>;
 pub(crate) enum RunRef {}
 
 #[cfg(not(feature = "tasks"))]
-impl std::ops::Deref for RunRef {
-    type Target = TaskRun;
+impl RunRef {
+    pub(crate) fn id(&self) -> &str {
+        match *self {}
+    }
 
-    fn deref(&self) -> &TaskRun {
+    pub(crate) fn cancellation(&self) -> &CancellationToken {
         match *self {}
     }
 }

@@ -31,16 +31,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+#[cfg(feature = "tasks")]
 use modelctx_session::parse_params;
-use modelctx_session::tasks::{TaskHost, TaskOwner};
+use modelctx_session::tasks::TaskOwner;
+#[cfg(feature = "tasks")]
+use modelctx_types::to_raw;
 #[cfg(feature = "tasks")]
 use modelctx_types::{CreateTaskResult, ErrorCode, TaskMetadata, TaskSupport};
-use modelctx_types::{ErrorData, RawValue, ext_tasks, to_raw};
+use modelctx_types::{ErrorData, RawValue, ext_tasks};
 
 #[cfg(feature = "tasks")]
 use crate::inner::Inner;
+use crate::inner::TaskHost;
 #[cfg(feature = "tasks")]
 use crate::registry::lookup;
+#[cfg(feature = "tasks")]
 use crate::request::Context;
 use crate::session::SessionState;
 
@@ -184,6 +189,7 @@ pub(crate) fn extension_mode(
 }
 
 /// Whether the request declares the tasks extension among its client capabilities.
+#[cfg(feature = "tasks")]
 pub(crate) fn declares_extension(cx: &Context) -> bool {
     cx.client_capabilities()
         .and_then(|c| c.extensions.as_ref())
@@ -340,6 +346,7 @@ impl TaskWatch {
 
 /// Serves `tasks/get`, `tasks/update` and `tasks/cancel` of the tasks extension, for a
 /// request that declared it (else `-32021`, before the task is looked up).
+#[cfg(feature = "tasks")]
 pub(crate) fn serve_extension(
     host: Arc<TaskHost>,
     method: &str,
@@ -376,6 +383,7 @@ pub(crate) fn serve_extension(
 
 /// `tasks/update` params read leniently: an answer under a key the task never issued
 /// may be anything, and is ignored.
+#[cfg(feature = "tasks")]
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UpdateProbe {

@@ -35,7 +35,8 @@
 //! - `peer` — the outbound side: [`Peer`], [`RequestHandle`], [`RequestOptions`].
 //! - `runtime` — the receive loop and handler dispatch.
 //! - `service` — the [`Service`] trait and the per-request [`RequestContext`].
-//! - [`tasks`] — both sides of task-augmented requests (2025-11-25).
+//! - [`tasks`] — both sides of task-augmented requests (2025-11-25); the receiver's side
+//!   (`TaskHost`) with the `tasks` feature.
 //! - [`announce`] — the seam that carries a server's change announcements to other
 //!   processes.
 //!

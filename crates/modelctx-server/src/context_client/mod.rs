@@ -56,6 +56,7 @@ impl Context {
         if self.envelope.is_none() {
             return Ok(None);
         }
+        #[cfg(feature = "tasks")]
         if let Some(run) = self.escalated() {
             // A task of the tasks extension: the input waits among its inputRequests
             // until a tasks/update answers it.
@@ -84,10 +85,11 @@ impl Context {
         &self,
         params: M::Params,
     ) -> Result<M::Result, SessionError> {
-        match &self.task {
-            Some(run) => run.request::<M>(params).await,
-            None => self.peer().request::<M>(params).await,
+        #[cfg(feature = "tasks")]
+        if let Some(run) = &self.task {
+            return run.request::<M>(params).await;
         }
+        self.peer().request::<M>(params).await
     }
 
     /// Sends `M` to the client as a task (protocol 2025-11-25): the client answers at

@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use modelctx_session::tasks::TASK_METHODS;
 use modelctx_session::{Peer, RequestContext, Service, SessionConfig, parse_params};
 use modelctx_transport::Transport;
 use modelctx_types::{
@@ -23,6 +22,7 @@ use crate::registry;
 use crate::request::{Context, Serving};
 use crate::rerun;
 use crate::session::{self, ServerSession, SessionState};
+#[cfg(feature = "tasks")]
 use crate::tasks;
 
 /// Serves one session of `server` over `transport` (see
@@ -189,12 +189,13 @@ impl Service for SessionService {
                 result
             });
         }
-        let handled_here = |m: &str| !self.server.requests.contains_key(m);
+        #[cfg(feature = "tasks")]
         if let Some(host) = self.server.tasks()
             && self.server.capabilities.tasks.is_some()
         {
+            let handled_here = |m: &str| !self.server.requests.contains_key(m);
             let method = request.method.as_ref();
-            if TASK_METHODS.contains(&method) && handled_here(method) {
+            if modelctx_session::tasks::TASK_METHODS.contains(&method) && handled_here(method) {
                 let owner = tasks::owner(&context, &self.state);
                 let peer = context.peer().clone();
                 return match host.serve(method, request.params, owner, peer) {
@@ -205,7 +206,6 @@ impl Service for SessionService {
                     }
                 };
             }
-            #[cfg(feature = "tasks")]
             let tool_tasks = self
                 .server
                 .capabilities
@@ -214,7 +214,6 @@ impl Service for SessionService {
                 .and_then(|t| t.requests.as_ref())
                 .and_then(|r| r.tools.as_ref())
                 .is_some_and(|t| t.call.is_some());
-            #[cfg(feature = "tasks")]
             if method == "tools/call" && tool_tasks && handled_here(method) {
                 let owner = tasks::owner(&context, &self.state);
                 let cx = Context::new(context, self.state.clone(), self.server.clone());

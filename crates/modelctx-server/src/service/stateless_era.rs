@@ -270,6 +270,7 @@ impl SessionService {
             params: request_params,
             ..
         } = request;
+        #[cfg(feature = "tasks")]
         if let Some(host) = self.server.tasks().cloned()
             && matches!(
                 method.as_ref(),

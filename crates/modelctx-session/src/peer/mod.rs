@@ -221,6 +221,7 @@ impl Peer {
 
     /// This handle, related to no request and bound to no request's end: for what
     /// outlives the request it came from by design (a task's status notifications).
+    #[cfg(feature = "tasks")]
     pub(crate) fn detached(&self) -> Self {
         Self {
             shared: self.shared.clone(),

@@ -29,9 +29,12 @@
 //! endpoint says which of its sessions are not lasting ones in `TransportInfo`.
 
 mod handle;
+#[cfg(feature = "tasks")]
 mod host;
 
 pub use handle::{TaskHandle, start_task};
+#[cfg(feature = "tasks")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tasks")))]
 pub use host::{TASK_METHODS, TaskConfig, TaskHost, TaskRun};
 // Their home is modelctx-store, with the other seams a multi-process deployment
 // implements.
