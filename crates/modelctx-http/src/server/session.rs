@@ -37,6 +37,7 @@ mod tests;
 mod transport;
 
 pub(crate) use handshake::{HandshakeGuard, OnHandshake, guarded};
+pub(crate) use inbound::Messages;
 pub use transport::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 /// The method of the client's note that its handshake is done.
