@@ -83,9 +83,9 @@ pub(crate) const STATE_LIFETIME: Duration = Duration::from_secs(15 * 60);
 /// The key `requestState` is sealed with: one random key per process unless the server
 /// is given one (servers in several processes behind one endpoint share one). Held as
 /// the HMAC already keyed (its padded key blocks hashed once, not on every seal and
-/// open).
+/// open), shared: each request's copy is a reference.
 #[derive(Clone)]
-pub(crate) struct StateKey(Hmac<Sha256>);
+pub(crate) struct StateKey(Arc<Hmac<Sha256>>);
 
 impl std::fmt::Debug for StateKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,7 +96,9 @@ impl std::fmt::Debug for StateKey {
 impl StateKey {
     /// A key given by the application.
     pub(crate) fn new(key: [u8; 32]) -> Self {
-        Self(<Hmac<Sha256> as Mac>::new_from_slice(&key).expect("HMAC takes a key of any length"))
+        Self(Arc::new(
+            <Hmac<Sha256> as Mac>::new_from_slice(&key).expect("HMAC takes a key of any length"),
+        ))
     }
 
     /// This process's random key, drawn on first use; `None` when the OS has no
@@ -112,7 +114,7 @@ impl StateKey {
     }
 
     fn mac(&self, payload: &[u8]) -> Hmac<Sha256> {
-        let mut mac = self.0.clone();
+        let mut mac = (*self.0).clone();
         mac.update(payload);
         mac
     }
@@ -360,17 +362,15 @@ impl Round {
     }
 
     /// Sets how long the state this round ends with stays valid (whole seconds).
-    pub(crate) fn lifetime(mut self, lifetime: Duration) -> Self {
+    pub(crate) fn set_lifetime(&mut self, lifetime: Duration) {
         self.lifetime = lifetime;
-        self
     }
 
     /// Makes this round single-use when `store` is given: the state it brought back
     /// must be new to the store ([`claim`](Self::claim)), and the state it ends with
     /// carries an id of its own.
-    pub(crate) fn single_use(mut self, store: Option<Arc<dyn SingleUseIds>>) -> Self {
+    pub(crate) fn set_single_use(&mut self, store: Option<Arc<dyn SingleUseIds>>) {
         self.once = store.map(OnceStore);
-        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Asking> {

@@ -12,7 +12,7 @@ use modelctx_types::{ErrorData, JsonRpcMessage, RequestId};
 
 use super::era;
 use super::reply::{bad_message, json_response, sse_response, status_only};
-use super::session::{Answer, EraAnswer, HandshakeGuard, SessionState, guarded};
+use super::session::{Answer, EraAnswer, HandshakeGuard, Messages, SessionState, guarded};
 use super::shared::registry_unavailable;
 use super::table::Inner;
 use crate::shared::cancelled_id;
@@ -26,7 +26,7 @@ const INITIALIZED: &str = "notifications/initialized";
 pub(super) async fn dispatch(
     inner: &Inner,
     session: Arc<SessionState>,
-    mut messages: Vec<JsonRpcMessage>,
+    mut messages: Messages,
     extensions: &Extensions,
     init: bool,
     mut era: Option<EraRead>,

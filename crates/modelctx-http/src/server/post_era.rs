@@ -28,6 +28,7 @@ use modelctx_types::{ErrorData, JsonRpcErrorResponse, JsonRpcMessage};
 
 use super::reply::{bad_message, error_response, status_only};
 use super::request::VersionHeader;
+use super::session::Messages;
 use super::table::Inner;
 use super::{dispatch, era};
 
@@ -39,7 +40,7 @@ pub(super) async fn post(
     headers: &HeaderMap,
     extensions: &Extensions,
     version: &VersionHeader,
-    mut messages: Vec<JsonRpcMessage>,
+    mut messages: Messages,
     batch: bool,
 ) -> Response {
     if batch {
@@ -50,7 +51,7 @@ pub(super) async fn post(
             ),
         );
     }
-    // Read in place: the body's one message goes on to the session in the same vector.
+    // Read in place: the body's one message goes on to the session in the same list.
     let request = match messages.as_slice() {
         [] => return bad_message(&inner.config, ErrorData::invalid_request("empty body")),
         // The era defines no client notification over HTTP (closing a response stream

@@ -18,7 +18,7 @@ use modelctx_types::{
 };
 
 use super::reply::{bad_message, error_response};
-use super::session::SessionState;
+use super::session::{Messages, SessionState};
 use super::table::Inner;
 use super::{era, hosting};
 
@@ -243,10 +243,7 @@ impl From<Response> for BadBody {
 }
 
 /// The body's messages and whether it was a batch; `Err` answers 400.
-pub(super) fn parse_body(
-    inner: &Inner,
-    bytes: &[u8],
-) -> Result<(Vec<JsonRpcMessage>, bool), BadBody> {
+pub(super) fn parse_body(inner: &Inner, bytes: &[u8]) -> Result<(Messages, bool), BadBody> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
         let items = serde_json::from_slice::<Vec<Box<RawValue>>>(bytes).map_err(|e| {
@@ -260,7 +257,7 @@ pub(super) fn parse_body(
                 bad_message(&inner.config, ErrorData::invalid_request("empty batch")).into(),
             );
         }
-        let mut messages = Vec::with_capacity(items.len());
+        let mut messages = Messages::with_capacity(items.len());
         let mut first_fault = None;
         let mut invalid_responses = Vec::new();
         for item in &items {
@@ -285,7 +282,7 @@ pub(super) fn parse_body(
         };
     }
     JsonRpcMessage::from_slice(bytes)
-        .map(|m| (vec![m], false))
+        .map(|m| (smallvec::smallvec![m], false))
         .map_err(|invalid| {
             let status = StatusCode::BAD_REQUEST;
             inner.report(status, invalid.error.message.to_string());

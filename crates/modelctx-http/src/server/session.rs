@@ -37,6 +37,7 @@ mod tests;
 mod transport;
 
 pub(crate) use handshake::{HandshakeGuard, OnHandshake, guarded};
+pub(crate) use inbound::Messages;
 pub use transport::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 /// The method of the client's note that its handshake is done.
@@ -379,10 +380,13 @@ impl Routes {
     }
 }
 
+/// Events ready when a stream opens: the usual one (its priming event) in place.
+pub(crate) type Ready = smallvec::SmallVec<[Bytes; 1]>;
+
 /// The events `first`, then what comes on `rx`.
-pub(crate) fn chain(first: Vec<Bytes>, rx: mpsc::Receiver<Bytes>) -> Events {
+pub(crate) fn chain(first: impl Into<Ready>, rx: mpsc::Receiver<Bytes>) -> Events {
     Events {
-        first: first.into_iter(),
+        first: first.into().into_iter(),
         rx,
     }
 }
@@ -392,7 +396,7 @@ pub(crate) fn chain(first: Vec<Bytes>, rx: mpsc::Receiver<Bytes>) -> Events {
 /// One type, not a chain of stream adapters behind a box: an answer built at once
 /// is read without an allocation or a future for it.
 pub(crate) struct Events {
-    first: std::vec::IntoIter<Bytes>,
+    first: smallvec::IntoIter<[Bytes; 1]>,
     rx: mpsc::Receiver<Bytes>,
 }
 

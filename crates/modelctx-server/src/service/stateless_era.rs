@@ -336,10 +336,10 @@ impl SessionService {
                     .extensions()
                     .get::<modelctx_types::Principal>()
                     .map(|p| p.id());
-                let opened =
-                    mrtr::Round::open(&key, &method, &mut split, principal, SystemTime::now())?
-                        .single_use(self.server.single_use.clone())
-                        .lifetime(self.server.state_lifetime);
+                let mut opened =
+                    mrtr::Round::open(&key, &method, &mut split, principal, SystemTime::now())?;
+                opened.set_single_use(self.server.single_use.clone());
+                opened.set_lifetime(self.server.state_lifetime);
                 Ok((key, split.params, Arc::new(opened)))
             });
             match opened {

@@ -16,6 +16,9 @@ use modelctx_transport::{EraRead, Extensions, TransportError, TransportMessage};
 use modelctx_types::{InvalidMessage, JsonRpcMessage};
 use tokio::sync::mpsc;
 
+/// The messages of a POST: the usual one in place, a batch's on the heap.
+pub(crate) type Messages = smallvec::SmallVec<[JsonRpcMessage; 1]>;
+
 use super::{Inbound, SessionState};
 
 impl SessionState {
@@ -29,7 +32,7 @@ impl SessionState {
     /// carries `extensions` (the POST's, see [`modelctx_transport::Extensions`]).
     pub(crate) async fn push(
         &self,
-        messages: Vec<JsonRpcMessage>,
+        messages: Messages,
         answer: Option<u64>,
         extensions: &Extensions,
     ) -> Result<bool, ()> {
@@ -40,7 +43,7 @@ impl SessionState {
     /// request of the stateless era beside its JSON (see [`EraRead`]).
     pub(crate) async fn push_era(
         &self,
-        messages: Vec<JsonRpcMessage>,
+        messages: Messages,
         mut answer: Option<u64>,
         extensions: &Extensions,
         mut era: Option<EraRead>,

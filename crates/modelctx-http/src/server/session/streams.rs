@@ -23,7 +23,9 @@ use futures::StreamExt;
 use modelctx_types::RequestId;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Answer, EraAnswer, Route, Routes, STANDALONE, SessionState, StreamState, chain};
+use super::{
+    Answer, EraAnswer, Ready, Route, Routes, STANDALONE, SessionState, StreamState, chain,
+};
 use crate::server::event_store::EventId;
 
 impl SessionState {
@@ -53,10 +55,7 @@ impl SessionState {
             handled: Some(handled_tx),
             ..StreamState::default()
         };
-        let mut first = Vec::new();
-        if let Some(priming) = self.priming(stream_id, &mut stream) {
-            first.push(priming);
-        }
+        let first: Ready = self.priming(stream_id, &mut stream).into_iter().collect();
         routes.streams.insert(stream_id, stream);
         Answer::Sse {
             events: chain(first, rx),

@@ -56,7 +56,11 @@ fn open(state: &SessionState, id: i64) -> (u64, oneshot::Receiver<()>) {
 async fn open_and_push(state: &SessionState, id: i64) -> oneshot::Receiver<()> {
     let (stream, handled) = open(state, id);
     state
-        .push(vec![request(id)], Some(stream), &Extensions::new())
+        .push(
+            smallvec::smallvec![request(id)],
+            Some(stream),
+            &Extensions::new(),
+        )
         .await
         .unwrap();
     handled

@@ -28,7 +28,7 @@ use std::sync::atomic::Ordering;
 use modelctx_transport::Extensions;
 use modelctx_types::JsonRpcMessage;
 
-use crate::server::session::{INITIALIZED, SessionState};
+use crate::server::session::{INITIALIZED, Messages, SessionState};
 
 impl SessionState {
     /// Notes that the client's `notifications/initialized` is among `messages`, which
@@ -46,7 +46,7 @@ impl SessionState {
     /// before the note. `None` at once for a session that is not shared.
     pub(crate) async fn hand_note_first(
         &self,
-        messages: &mut Vec<JsonRpcMessage>,
+        messages: &mut Messages,
     ) -> Option<tokio::sync::MutexGuard<'_, ()>> {
         self.shared.as_ref()?;
         let gate = self.note_gate.lock().await;
@@ -82,7 +82,7 @@ impl SessionState {
     /// registry says it arrived at another service and the runtime here still waits
     /// for it (see [`missed_initialized`](Self::missed_initialized)).
     pub(crate) async fn hand_missed_initialized(&self) {
-        let mut note = Vec::new();
+        let mut note = Messages::new();
         let gate = self.hand_note_first(&mut note).await;
         if !note.is_empty() {
             let _ = self.push(note, None, &Extensions::new()).await;

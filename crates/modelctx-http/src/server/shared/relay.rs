@@ -43,7 +43,7 @@ use super::{Host, Sharing, registry_unavailable};
 use crate::server::event_store::{EventId, EventStore};
 use crate::server::reply::report;
 use crate::server::run_store::RunStore;
-use crate::server::session::{INITIALIZED, SessionState};
+use crate::server::session::{INITIALIZED, Messages, SessionState};
 use crate::shared::{cancelled_id, notification_params};
 
 /// How long the release of a GET stream's hold waits for the event store to flush
@@ -178,18 +178,24 @@ impl Sharing {
         }
         match &message {
             JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {
-                let _ = session.push(vec![message], None, &Extensions::new()).await;
+                let _ = session
+                    .push(smallvec::smallvec![message], None, &Extensions::new())
+                    .await;
             }
             JsonRpcMessage::Notification(_) => match cancelled_id(&message) {
                 Some(id) => {
                     if session.is_in_flight(&id) {
-                        let _ = session.push(vec![message], None, &Extensions::new()).await;
+                        let _ = session
+                            .push(smallvec::smallvec![message], None, &Extensions::new())
+                            .await;
                         session.cancel_request(&id);
                     }
                 }
                 // Progress on one of this service's requests.
                 None => {
-                    let _ = session.push(vec![message], None, &Extensions::new()).await;
+                    let _ = session
+                        .push(smallvec::smallvec![message], None, &Extensions::new())
+                        .await;
                 }
             },
             JsonRpcMessage::Request(_) => {}
@@ -268,9 +274,9 @@ impl Sharing {
         &self,
         host: &H,
         session: &SessionState,
-        messages: Vec<JsonRpcMessage>,
-    ) -> Vec<JsonRpcMessage> {
-        let mut kept = Vec::with_capacity(messages.len());
+        messages: Messages,
+    ) -> Messages {
+        let mut kept = Messages::with_capacity(messages.len());
         for message in messages {
             let to: Option<Option<String>> = match &message {
                 JsonRpcMessage::Response(r) => self.foreign_instance(&r.id).map(Some),

@@ -51,7 +51,7 @@ use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage,
 use tokio::sync::mpsc;
 
 use crate::server::event_store::{EventId, EventStore};
-use crate::server::session::{Route, Routes, SessionState, StreamState, chain};
+use crate::server::session::{Messages, Route, Routes, SessionState, StreamState, chain};
 
 /// The first pause between two polls of a followed stream; it doubles up to
 /// [`MAX_PAUSE`] while nothing new is stored.
@@ -375,7 +375,7 @@ impl SessionState {
                 stream.next_seq = 1;
             }
         }
-        let mut messages = vec![JsonRpcMessage::Request(request)];
+        let mut messages: Messages = smallvec::smallvec![JsonRpcMessage::Request(request)];
         // As for a POST: a copy whose runtime still waits for the client's
         // `notifications/initialized`, which the registry says went elsewhere, is
         // handed one first.
