@@ -6,7 +6,6 @@
 //! read. The string comes from the type parameter: a marker implementing [`FixedStr`],
 //! or a request or notification method through [`RequestTag`] and [`NotificationTag`].
 
-use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
@@ -99,14 +98,38 @@ impl<T: FixedStr> Serialize for Tag<T> {
 
 impl<'de, T: FixedStr> Deserialize<'de> for Tag<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let s = Cow::<'de, str>::deserialize(deserializer)?;
-        if s == T::VALUE {
-            Ok(Self::new())
+        deserializer
+            .deserialize_str(FixedStrVisitor(T::VALUE))
+            .map(|()| Self::new())
+    }
+}
+
+/// Accepts one string and nothing else. It names the string as a value, not a type
+/// parameter, so one visitor serves every [`Tag`].
+struct FixedStrVisitor(&'static str);
+
+impl<'de> de::Visitor<'de> for FixedStrVisitor {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        if s == self.0 {
+            Ok(())
         } else {
-            Err(de::Error::invalid_value(
-                de::Unexpected::Str(&s),
-                &format!("\"{}\"", T::VALUE).as_str(),
+            Err(E::invalid_value(
+                de::Unexpected::Str(s),
+                &format!("\"{}\"", self.0).as_str(),
             ))
+        }
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<(), E> {
+        match std::str::from_utf8(v) {
+            Ok(s) => self.visit_str(s),
+            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
         }
     }
 }
