@@ -24,6 +24,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{Rejection, StreamableHttpServerConfig};
+use super::reaper::ReapKey;
 use super::shared::state::{Claim, SharedState};
 
 mod handshake;
@@ -117,8 +118,8 @@ pub(crate) struct Inbound {
     taken: Option<u64>,
 }
 
-/// Called with a session's id when it ends, so the registry can drop it.
-pub(crate) type OnEnd = Box<dyn Fn(&str) + Send + Sync>;
+/// Called with a session when it ends, so its service can drop it.
+pub(crate) type OnEnd = Box<dyn Fn(&SessionState) + Send + Sync>;
 
 /// The shared state of one hosted session.
 pub(crate) struct SessionState {
@@ -147,6 +148,8 @@ pub(crate) struct SessionState {
     /// The id of the caller the session belongs to, once bound (see `owner.rs`).
     owner: OnceLock<Arc<str>>,
     on_end: Mutex<Option<OnEnd>>,
+    /// Its place in its service's idle expiry, while it has one (see `reaper.rs`).
+    reap_key: Mutex<Option<ReapKey>>,
     /// A new session waiting for its `initialize` to be answered: how to tell its
     /// service (see `handshake.rs`).
     handshake: Mutex<Option<(Weak<SessionState>, OnHandshake)>>,
@@ -238,6 +241,7 @@ impl SessionState {
             negotiated: OnceLock::new(),
             empty: Arc::from(""),
             on_end: Mutex::new(on_end),
+            reap_key: Mutex::new(None),
             handshake: Mutex::new(None),
             shared,
             stream_base,
@@ -245,6 +249,11 @@ impl SessionState {
             note_gate: tokio::sync::Mutex::new(()),
         });
         (state, rx)
+    }
+
+    /// Its place in its service's idle expiry (see `reaper.rs`).
+    pub(super) fn reap_key(&self) -> MutexGuard<'_, Option<ReapKey>> {
+        self.reap_key.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn routes(&self) -> MutexGuard<'_, Routes> {
@@ -344,7 +353,7 @@ impl SessionState {
         }
         let on_end = self.on_end.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(on_end) = on_end {
-            on_end(&self.id);
+            on_end(self);
         }
     }
 
