@@ -484,11 +484,13 @@ impl Core {
 impl DirectReceiver for Core {
     /// Requests, and responses to our own requests, once the session is operational:
     /// they need nothing from the receive task (a request's order relative to other
-    /// requests is not defined; handlers run concurrently anyway). Notifications and
-    /// errors without id, in any phase: the transport delivers directly only while
-    /// everything queued before is handled, and their handlers keep arrival order through
-    /// the notification queue shared with the receive task. The handshake's requests
-    /// (and everything of a closed session) go through the receive task.
+    /// requests is not defined; handlers run concurrently anyway). A server's
+    /// `initialize`, notifications and errors without id, in any phase: the transport
+    /// delivers directly only while everything queued before is handled, the handshake's
+    /// steps are atomic (see `initialized_early`), and handlers of notifications keep
+    /// arrival order through the notification queue shared with the receive task. Other
+    /// messages before the handshake (and everything of a closed session) go through the
+    /// receive task.
     fn receive(&self, message: TransportMessage) -> Option<TransportMessage> {
         if self.peer.is_closed() {
             return Some(message);
@@ -506,7 +508,9 @@ impl DirectReceiver for Core {
             }
             return None;
         }
-        if !self.shared.phase.get().is_serving() {
+        let initialize = self.shared.role == Role::Server
+            && matches!(&message.message, JsonRpcMessage::Request(r) if r.method == lifecycle::INITIALIZE);
+        if !initialize && !self.shared.phase.get().is_serving() {
             return Some(message);
         }
         if let Some(unmatched) = self.take(message) {

@@ -53,9 +53,9 @@
 //! (`MessageStream::offer_direct`). A transport whose messages arrive on tasks of their own
 //! (streamable HTTP: the POST's connection task; in-memory: the sender's task) may hand a
 //! message to it there instead of queueing it for the receive task, saving the two task
-//! wake-ups that are most of a fast call's time. The runtime takes notifications at any
-//! time, requests and responses once the session is operational, and gives everything else
-//! back (the handshake's requests, whose order relative to the receive task matters). The
+//! wake-ups that are most of a fast call's time. The runtime takes notifications and a
+//! server's `initialize` at any time, other requests and responses once the session is
+//! operational, and gives everything else back (what precedes the handshake). The
 //! transport delivers directly only while nothing it queued earlier is unhandled, so a
 //! direct message never overtakes an earlier one; that rule lives in one place,
 //! [`DirectSlot`]. Wrappers that must see every message (the conformance recorder) keep the
