@@ -163,3 +163,66 @@ async fn run(schedule: Arc<Schedule>, idle: Duration) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::{Reaper, SessionState};
+    use crate::server::config::StreamableHttpServerConfig;
+
+    /// A session whose end calls `reaper.forget`, as its service's does.
+    fn session(reaper: &Arc<Reaper>, id: &str) -> Arc<SessionState> {
+        let weak = Arc::downgrade(reaper);
+        let on_end = Box::new(move |s: &SessionState| {
+            if let Some(reaper) = weak.upgrade() {
+                reaper.forget(s);
+            }
+        });
+        let config = Arc::new(StreamableHttpServerConfig::default());
+        SessionState::new(Arc::from(id), true, config, Some(on_end)).0
+    }
+
+    fn scheduled(reaper: &Reaper) -> usize {
+        reaper.schedule.lock().sessions.len()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_session_ends_and_an_ended_one_leaves_the_schedule() {
+        let reaper = Arc::new(Reaper::new(Duration::from_secs(10)));
+        let idle = session(&reaper, "idle");
+        let deleted = session(&reaper, "deleted");
+        reaper.watch(&idle);
+        reaper.watch(&deleted);
+        assert_eq!(scheduled(&reaper), 2);
+        deleted.terminate();
+        assert_eq!(
+            scheduled(&reaper),
+            1,
+            "an ended session is forgotten at once"
+        );
+        tokio::time::sleep(Duration::from_secs(9)).await;
+        assert!(!idle.closed.is_cancelled(), "not idle for long enough yet");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(idle.closed.is_cancelled(), "ended once idle for 10 s");
+        assert_eq!(scheduled(&reaper), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn activity_puts_the_deadline_off() {
+        let reaper = Arc::new(Reaper::new(Duration::from_secs(10)));
+        let active = session(&reaper, "active");
+        reaper.watch(&active);
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        active.touch();
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        assert!(
+            !active.closed.is_cancelled(),
+            "due 10 s after its last activity"
+        );
+        assert_eq!(scheduled(&reaper), 1);
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(active.closed.is_cancelled());
+    }
+}
