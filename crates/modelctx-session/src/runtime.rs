@@ -9,16 +9,20 @@
 //! the connection it arrived on), as it would hold up a worker thread: blocking work
 //! belongs in `spawn_blocking`.
 //!
-//! Notification handlers run in arrival order: each is polled once on the receive task
-//! until one is still pending after that poll, which starts the session's notification task
-//! (it finishes that handler, then runs every later notification in order). Every handler
-//! is *called* at arrival, so what it does before its first await (the client routes a
-//! subscription's notifications and drops stale cache entries there) happens before any
-//! later response is handled. Most sessions never start that task. Ping,
-//! `notifications/cancelled` and progress for our own requests are handled by the runtime.
+//! Notification handlers run in arrival order: each is polled once on the task that took
+//! it (the receive task, or a transport's task delivering directly) until one is still
+//! pending after that poll, which starts the session's notification task (it finishes that
+//! handler, then runs every later notification in order). Every handler is *called* at
+//! arrival, so what it does before its first await (the client routes a subscription's
+//! notifications and drops stale cache entries there) happens before any later response is
+//! handled. Most sessions never start that task. Ping, `notifications/cancelled` and
+//! progress for our own requests are handled by the runtime.
 //!
-//! `Core` is what admitting a request needs, shared by the receive task and transports that
-//! deliver directly (`DirectReceiver`): a request taken directly gets the same checks
+//! `Core` is what admitting a message needs, shared by the receive task and transports that
+//! deliver directly (`DirectReceiver`): a transport does so only while everything it queued
+//! before is handled, so a notification taken directly (the client's
+//! `notifications/initialized` on its POST's task, answered `202` after it) keeps its
+//! place in the order. A request taken directly gets the same checks
 //! (phase, duplicate id, semaphore) and the same poll-once-then-spawn treatment
 //! (`poll_once_or_spawn`, a no-op waker for the first poll). A request taken directly while
 //! the session ends is cancelled: the end marks the session closed before it cancels what
@@ -172,14 +176,12 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
         shared,
         peer: peer.clone(),
         service,
+        notifications: Mutex::new(None),
     });
     let mut stream: Box<dyn MessageStream> = Box::new(stream);
     stream.offer_direct(core.clone());
     stream.offer_clocks(core.shared.clone());
-    let receiver = Receiver {
-        core,
-        notify_tx: None,
-    };
+    let receiver = Receiver { core };
     let span = receiver.core.shared.span.clone();
     tokio::spawn(tracing::Instrument::instrument(receiver.run(stream), span));
     peer
@@ -247,7 +249,7 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> &str {
 
 /// Runs notification handlers one after another, in arrival order: first the handler
 /// that was still running when the task started, then each queued one (already
-/// started on the receive task, see [`Receiver::deliver`]).
+/// started where they arrived, see [`Core::deliver`]).
 async fn notification_task(
     running: NotificationJob,
     mut rx: mpsc::UnboundedReceiver<NotificationJob>,
@@ -261,18 +263,18 @@ async fn notification_task(
 /// The receive task: owns the transport's stream.
 struct Receiver {
     core: Arc<Core>,
-    /// The queue of the task that runs notification handlers in arrival order; that task
-    /// starts with the first handler that does not finish in its first poll (most
-    /// sessions never need it).
-    notify_tx: Option<mpsc::UnboundedSender<NotificationJob>>,
 }
 
-/// What admitting an inbound request needs, shared by the receive task and by
-/// transports that deliver requests on their own tasks ([`DirectReceiver`]).
+/// What admitting an inbound message needs, shared by the receive task and by
+/// transports that deliver messages on their own tasks ([`DirectReceiver`]).
 struct Core {
     shared: Arc<Shared>,
     peer: Peer,
     service: Arc<dyn Service>,
+    /// The queue of the task that runs notification handlers in arrival order; that task
+    /// starts with the first handler that does not finish in its first poll (most
+    /// sessions never need it).
+    notifications: Mutex<Option<mpsc::UnboundedSender<NotificationJob>>>,
 }
 
 #[derive(Deserialize)]
@@ -290,7 +292,7 @@ struct ProgressParams {
 }
 
 impl Receiver {
-    async fn run(mut self, mut stream: Box<dyn MessageStream>) {
+    async fn run(self, mut stream: Box<dyn MessageStream>) {
         // One registration on the session's close signal for the whole loop, rather than
         // a fresh waiter per message.
         let closed = self.core.shared.closed.clone();
@@ -306,7 +308,9 @@ impl Receiver {
                 Some(Err(e)) if e.is_closed() => break,
                 Some(Err(e)) => match e.invalid_message() {
                     // A response is never answered, not even a broken one.
-                    Some(invalid) if invalid.is_response() => self.on_invalid_response(invalid),
+                    Some(invalid) if invalid.is_response() => {
+                        self.core.on_invalid_response(invalid);
+                    }
                     Some(invalid) => {
                         let response = invalid.clone().into_response();
                         self.core.spawn_send(JsonRpcMessage::Error(response), None);
@@ -314,15 +318,15 @@ impl Receiver {
                     None => {}
                 },
                 Some(Ok(message)) => match message.message {
-                    JsonRpcMessage::Notification(n) => self.on_notification(n),
+                    JsonRpcMessage::Notification(n) => self.core.on_notification(n),
                     // An error the peer could not attribute to a request: in arrival
                     // order with the notifications, to the service (never answered).
                     JsonRpcMessage::Error(e) if e.id.is_none() => {
-                        self.deliver(Delivery::Error(e.error));
+                        self.core.deliver(Delivery::Error(e.error));
                     }
                     _ => {
                         if let Some(unmatched) = self.core.take(message) {
-                            self.deliver(Delivery::Error(unmatched));
+                            self.core.deliver(Delivery::Error(unmatched));
                         }
                     }
                 },
@@ -361,9 +365,11 @@ impl Receiver {
         let _ = tokio::time::timeout(SEND_FLUSH_LIMIT, flushed).await;
         shared.sink.close().await;
     }
+}
 
+impl Core {
     /// Runs a notification's handler, in arrival order. Until a handler is still
-    /// running after its first poll, each one is polled here, on the receive task, and
+    /// running after its first poll, each one is polled here, on the task that took it, and
     /// most finish in that poll (`notifications/initialized`, say): no task, no queue.
     /// The first that does not finish starts the notification task, which completes it
     /// and then runs every later notification, in order.
@@ -371,37 +377,47 @@ impl Receiver {
     /// Each handler is called here, at arrival, even when its future waits in the queue:
     /// what a handler does before its first await (the client routes a subscription's
     /// notifications, drops stale cache entries) happens in arrival order with the
-    /// responses this task completes, so a response never overtakes a notification the
+    /// responses completed after it, so a response never overtakes a notification the
     /// peer sent before it.
-    fn deliver(&mut self, delivery: Delivery) {
-        let mut job = notification_job(&self.core, delivery);
-        if let Some(tx) = &self.notify_tx {
+    fn deliver(&self, delivery: Delivery) {
+        let mut job = notification_job(self, delivery);
+        if let Some(tx) = &*self.notifications.lock().unwrap_or_else(|p| p.into_inner()) {
             let _ = tx.send(job);
             return;
         }
         if poll_once(&mut job) {
             return;
         }
-        let (tx, rx) = mpsc::unbounded_channel();
-        let span = self.core.shared.span.clone();
-        tokio::spawn(tracing::Instrument::instrument(
-            notification_task(job, rx),
-            span,
-        ));
-        self.notify_tx = Some(tx);
+        let mut queue = self.notifications.lock().unwrap_or_else(|p| p.into_inner());
+        match &*queue {
+            // A handler delivered at the same time on another task (messages that
+            // arrived together, in no defined order) started the task first: this one
+            // runs after it.
+            Some(tx) => {
+                let _ = tx.send(job);
+            }
+            None => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let span = self.shared.span.clone();
+                tokio::spawn(tracing::Instrument::instrument(
+                    notification_task(job, rx),
+                    span,
+                ));
+                *queue = Some(tx);
+            }
+        }
     }
 
     /// A response from the peer that could not be read: the request of ours it names
     /// fails at once (rather than at its timeout), and the service hears of it as a
     /// peer error, in arrival order with the notifications. Nothing goes back.
-    fn on_invalid_response(&mut self, invalid: &InvalidMessage) {
+    fn on_invalid_response(&self, invalid: &InvalidMessage) {
         let message = &invalid.error.message;
         let reason = message
             .strip_prefix("Invalid response: ")
             .unwrap_or(message);
         let failed = invalid.id.as_ref().is_some_and(|id| {
-            self.core
-                .shared
+            self.shared
                 .complete(id, Outcome::InvalidResponse(reason.to_owned()))
         });
         tracing::warn!(
@@ -418,9 +434,8 @@ impl Receiver {
         self.deliver(Delivery::Error(ErrorData::internal_error(described)));
     }
 
-    fn on_notification(&mut self, notification: JsonRpcNotification) {
-        let core = self.core.clone();
-        let shared = &core.shared;
+    fn on_notification(&self, notification: JsonRpcNotification) {
+        let shared = &self.shared;
         match notification.method.as_ref() {
             lifecycle::CANCELLED => {
                 let params = notification.params.as_deref().map(RawValue::get);
@@ -469,17 +484,33 @@ impl Receiver {
 impl DirectReceiver for Core {
     /// Requests, and responses to our own requests, once the session is operational:
     /// they need nothing from the receive task (a request's order relative to other
-    /// requests is not defined; handlers run concurrently anyway). The handshake,
-    /// notifications (cancellation, progress, ordered delivery to handlers) and errors
-    /// without id (delivered in order with notifications) go through the receive task.
+    /// requests is not defined; handlers run concurrently anyway). A server's
+    /// `initialize`, notifications and errors without id, in any phase: the transport
+    /// delivers directly only while everything queued before is handled, the handshake's
+    /// steps are atomic (see `initialized_early`), and handlers of notifications keep
+    /// arrival order through the notification queue shared with the receive task. Other
+    /// messages before the handshake (and everything of a closed session) go through the
+    /// receive task.
     fn receive(&self, message: TransportMessage) -> Option<TransportMessage> {
+        if self.peer.is_closed() {
+            return Some(message);
+        }
         let ordered = match &message.message {
             JsonRpcMessage::Notification(_) => true,
             JsonRpcMessage::Error(e) => e.id.is_none(),
             JsonRpcMessage::Request(_) | JsonRpcMessage::Response(_) => false,
         };
-        let direct = !self.peer.is_closed() && self.shared.phase.get().is_serving() && !ordered;
-        if !direct {
+        if ordered {
+            match message.message {
+                JsonRpcMessage::Notification(n) => self.on_notification(n),
+                JsonRpcMessage::Error(e) => self.deliver(Delivery::Error(e.error)),
+                JsonRpcMessage::Request(_) | JsonRpcMessage::Response(_) => {}
+            }
+            return None;
+        }
+        let initialize = self.shared.role == Role::Server
+            && matches!(&message.message, JsonRpcMessage::Request(r) if r.method == lifecycle::INITIALIZE);
+        if !initialize && !self.shared.phase.get().is_serving() {
             return Some(message);
         }
         if let Some(unmatched) = self.take(message) {

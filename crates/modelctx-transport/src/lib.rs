@@ -53,13 +53,13 @@
 //! (`MessageStream::offer_direct`). A transport whose messages arrive on tasks of their own
 //! (streamable HTTP: the POST's connection task; in-memory: the sender's task) may hand a
 //! message to it there instead of queueing it for the receive task, saving the two task
-//! wake-ups that are most of a fast call's time. The runtime takes requests and responses
-//! once the session is operational and gives everything else back (the handshake and
-//! notifications, whose order relative to the receive task matters). The transport delivers
-//! directly only while nothing it queued earlier is unhandled, so a direct message never
-//! overtakes an earlier one; that rule lives in one place, [`DirectSlot`]. Wrappers that
-//! must see every message (the conformance recorder) keep the default, which ignores the
-//! offer.
+//! wake-ups that are most of a fast call's time. The runtime takes notifications and a
+//! server's `initialize` at any time, other requests and responses once the session is
+//! operational, and gives everything else back (what precedes the handshake). The
+//! transport delivers directly only while nothing it queued earlier is unhandled, so a
+//! direct message never overtakes an earlier one; that rule lives in one place,
+//! [`DirectSlot`]. Wrappers that must see every message (the conformance recorder) keep the
+//! default, which ignores the offer.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;
@@ -250,7 +250,7 @@ pub trait DirectReceiver: Send + Sync + 'static {
     /// answers in its first poll) is done, and its answer sent, when this returns; work
     /// that does not continues on a task of its own. `Some` gives the message back
     /// untouched when its order relative to queued messages matters (the lifecycle
-    /// handshake, notifications, a closed session): the transport then delivers it, and
+    /// handshake's requests, anything for a closed session): the transport then delivers it, and
     /// every later message of the same batch, through [`MessageStream::recv`].
     ///
     /// Call it only from within a tokio runtime, and only when no message is waiting in

@@ -28,6 +28,7 @@ pub mod hosting;
 mod kept;
 mod post;
 mod post_era;
+mod reaper;
 mod reply;
 mod request;
 mod run_store;

@@ -24,6 +24,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{Rejection, StreamableHttpServerConfig};
+use super::reaper::ReapKey;
 use super::shared::state::{Claim, SharedState};
 
 mod handshake;
@@ -118,8 +119,8 @@ pub(crate) struct Inbound {
     taken: Option<u64>,
 }
 
-/// Called with a session's id when it ends, so the registry can drop it.
-pub(crate) type OnEnd = Box<dyn Fn(&str) + Send + Sync>;
+/// Called with a session when it ends, so its service can drop it.
+pub(crate) type OnEnd = Box<dyn Fn(&SessionState) + Send + Sync>;
 
 /// The shared state of one hosted session.
 pub(crate) struct SessionState {
@@ -148,6 +149,8 @@ pub(crate) struct SessionState {
     /// The id of the caller the session belongs to, once bound (see `owner.rs`).
     owner: OnceLock<Arc<str>>,
     on_end: Mutex<Option<OnEnd>>,
+    /// Its place in its service's idle expiry, while it has one (see `reaper.rs`).
+    reap_key: Mutex<Option<ReapKey>>,
     /// A new session waiting for its `initialize` to be answered: how to tell its
     /// service (see `handshake.rs`).
     handshake: Mutex<Option<(Weak<SessionState>, OnHandshake)>>,
@@ -239,6 +242,7 @@ impl SessionState {
             negotiated: OnceLock::new(),
             empty: Arc::from(""),
             on_end: Mutex::new(on_end),
+            reap_key: Mutex::new(None),
             handshake: Mutex::new(None),
             shared,
             stream_base,
@@ -246,6 +250,11 @@ impl SessionState {
             note_gate: tokio::sync::Mutex::new(()),
         });
         (state, rx)
+    }
+
+    /// Its place in its service's idle expiry (see `reaper.rs`).
+    pub(super) fn reap_key(&self) -> MutexGuard<'_, Option<ReapKey>> {
+        self.reap_key.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn routes(&self) -> MutexGuard<'_, Routes> {
@@ -345,7 +354,7 @@ impl SessionState {
         }
         let on_end = self.on_end.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(on_end) = on_end {
-            on_end(&self.id);
+            on_end(self);
         }
     }
 

@@ -17,6 +17,7 @@ use super::admission::{RateLimiter, Reservation};
 use super::config::StreamableHttpServerConfig;
 use super::era::MetaCache;
 use super::kept::KeptSessions;
+use super::reaper::Reaper;
 use super::reply;
 use super::session::{HttpServerTransport, OnEnd, OnHandshake, SessionState, new_session_id};
 use super::shared::record::keep_record;
@@ -49,6 +50,8 @@ pub(super) struct Inner {
     /// The sharing of sessions with other services, with a
     /// [session registry](StreamableHttpServerConfig::session_registry).
     pub(super) sharing: Option<Sharing>,
+    /// The idle expiry of the sessions held here alone, when they expire.
+    reaper: Option<Reaper>,
 }
 
 impl Drop for Inner {
@@ -62,6 +65,7 @@ impl Inner {
     /// The state of a new service with `config`, starting its sessions with `factory`.
     pub(super) fn new(config: StreamableHttpServerConfig, factory: Box<Factory>) -> Self {
         let sharing = Sharing::new(&config);
+        let reaper = config.session_idle_timeout.map(Reaper::new);
         Self {
             config: Arc::new(config),
             factory,
@@ -74,6 +78,7 @@ impl Inner {
             kept: KeptSessions::default(),
             kept_sessionless: KeptSessions::default(),
             sharing,
+            reaper,
         }
     }
 
@@ -125,10 +130,13 @@ impl Inner {
         };
         let on_end: Option<OnEnd> = stateful.then(|| {
             let weak: Weak<Inner> = Arc::downgrade(self);
-            Box::new(move |id: &str| {
+            Box::new(move |session: &SessionState| {
                 if let Some(inner) = weak.upgrade() {
+                    if let Some(reaper) = &inner.reaper {
+                        reaper.forget(session);
+                    }
                     let mut sessions = inner.lock_sessions();
-                    sessions.remove(id);
+                    sessions.remove(&session.id);
                     modelctx_store::table::shrink_drained(&mut *sessions);
                 }
             }) as OnEnd
@@ -179,20 +187,22 @@ impl Inner {
         Some(state)
     }
 
-    /// Ends `session` once it idles out (see [`reap_when_idle`]).
+    /// Ends `session` once it idles out: a session held here alone in the service's
+    /// [`Reaper`], a shared session's local copy on a task of its own (see
+    /// [`reap_when_idle`]).
     fn reap_later(&self, session: &Arc<SessionState>) {
         // A shared session's local copy is reaped even without an idle timeout: its
         // record expires some day, and the copy must not outlive it.
-        let idle = match &session.shared {
-            Some(shared) => Some(shared.idle()),
-            None => self.config.session_idle_timeout,
+        let Some(shared) = &session.shared else {
+            if let Some(reaper) = &self.reaper {
+                reaper.watch(session);
+            }
+            return;
         };
         // (A handshake settles where the session's runtime answers: on a runtime, but
         // a sink driven from elsewhere must not make this panic.)
-        if let Some(idle) = idle
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            runtime.spawn(reap_when_idle(Arc::downgrade(session), idle));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(reap_when_idle(Arc::downgrade(session), shared.idle()));
         }
     }
 
@@ -317,7 +327,8 @@ impl Host for Inner {
     }
 }
 
-/// Ends a session once it has seen no request and held no stream for `idle`.
+/// Ends a shared session's local copy once it has seen no request and held no stream
+/// for `idle`.
 ///
 /// A shared session's record expires `idle` after the last request touched it, on
 /// whichever service: while a stream is held open here (a long call, the GET stream),
@@ -326,8 +337,7 @@ impl Host for Inner {
 async fn reap_when_idle(state: Weak<SessionState>, idle: std::time::Duration) {
     loop {
         let Some(s) = state.upgrade() else { return };
-        let wait = if s.shared.is_some() { idle / 2 } else { idle };
-        let deadline = s.last_activity() + wait;
+        let deadline = s.last_activity() + idle / 2;
         let closed = s.closed.clone();
         drop(s);
         tokio::select! {

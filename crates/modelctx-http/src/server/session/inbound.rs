@@ -4,9 +4,11 @@
 //! A POST's requests are normally taken directly on its connection task (see
 //! `modelctx-transport`): a handler that answers in its first poll has answered when `push`
 //! returns, and an SSE answer whose stream is then complete goes out as one body of known
-//! length (no chunked framing, nothing left to poll). When messages go through the queue
-//! instead (`initialize`, notifications, a batch behind one), an SSE answer's head waits
-//! until the runtime has handled the POST's messages: the runtime asking for its next
+//! length (no chunked framing, nothing left to poll). So are a new session's `initialize`
+//! and notifications: a POST of `notifications/initialized` is answered `202` after its
+//! handler's first poll, and the client's next request finds the session operational and
+//! nothing queued. When messages go through the queue instead (a message behind a queued
+//! one, one the runtime gives back), an SSE answer's head waits until the runtime has handled the POST's messages: the runtime asking for its next
 //! message (`HttpServerStream::recv`), the stream's first event or its end releases it
 //! (`StreamState::handled`). A handler that answers in its first poll has then queued its
 //! event and ended the stream, so hyper writes head, event and end in one `writev` instead

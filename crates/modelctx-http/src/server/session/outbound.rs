@@ -326,17 +326,31 @@ impl SessionState {
         let JsonRpcMessage::Response(r) = msg else {
             return Some(false);
         };
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Init {
-            protocol_version: String,
-        }
-        if let Ok(i) = serde_json::from_str::<Init>(r.result.get()) {
-            let version = ProtocolVersion::handshake(&i.protocol_version)
-                .unwrap_or_else(|| ProtocolVersion::new(i.protocol_version));
+        if let Some(agreed) = agreed_version(r.result.get()) {
+            let version = ProtocolVersion::handshake(&agreed)
+                .unwrap_or_else(|| ProtocolVersion::new(agreed.into_owned()));
             let _ = self.negotiated.set(version);
         }
         Some(true)
+    }
+}
+
+/// The `protocolVersion` of an `initialize` result's text, when it is a string: found by
+/// the quick scan of [`members`](modelctx_types::members) (the result's other members
+/// are not decoded), else read by a parser.
+fn agreed_version(result: &str) -> Option<std::borrow::Cow<'_, str>> {
+    match modelctx_types::members::find(result, ["protocolVersion"]) {
+        Some([Some(value)]) => modelctx_types::members::string(value),
+        Some([None]) => None,
+        None => {
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Init {
+                protocol_version: String,
+            }
+            let init = serde_json::from_str::<Init>(result).ok()?;
+            Some(std::borrow::Cow::Owned(init.protocol_version))
+        }
     }
 }
 
