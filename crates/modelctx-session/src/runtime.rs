@@ -147,7 +147,7 @@ pub fn start<T: Transport>(transport: T, service: Arc<dyn Service>, config: Sess
     let (sink, stream) = transport.split();
     let shared = Arc::new(Shared {
         role: config.role,
-        semaphore: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
+        semaphore: Semaphore::new(config.max_concurrent_requests.max(1)),
         config,
         sink: Box::new(sink),
         phase: PhaseCell::new(phase),
@@ -807,24 +807,24 @@ async fn handle(
     token: CancellationToken,
     is_initialize: bool,
 ) -> Option<Result<Box<RawValue>, ErrorData>> {
-    let _permit = match shared.semaphore.clone().try_acquire_owned() {
+    let _permit = match shared.semaphore.try_acquire() {
         Ok(permit) => permit,
         Err(_) => tokio::select! {
             biased;
             () = token.cancelled() => return None,
-            permit = shared.semaphore.clone().acquire_owned() => permit.ok()?,
+            permit = shared.semaphore.acquire() => permit.ok()?,
         },
     };
     // The slot shared with other sessions, taken after this session's own: a session
     // waits for shared slots with at most its own bound of handlers.
     let _shared_permit = match &shared.config.handler_limit {
         None => None,
-        Some(limit) => match limit.semaphore().clone().try_acquire_owned() {
+        Some(limit) => match limit.semaphore().try_acquire() {
             Ok(permit) => Some(permit),
             Err(_) => tokio::select! {
                 biased;
                 () = token.cancelled() => return None,
-                permit = limit.semaphore().clone().acquire_owned() => Some(permit.ok()?),
+                permit = limit.semaphore().acquire() => Some(permit.ok()?),
             },
         },
     };

@@ -57,7 +57,7 @@ pub(crate) struct Shared {
     pub(crate) pending: Mutex<PendingTable<Slot, ProgressSink>>,
     /// Inbound requests being handled: id -> cancellation token.
     pub(crate) inflight: Mutex<foldhash::HashMap<RequestId, CancellationToken>>,
-    pub(crate) semaphore: Arc<Semaphore>,
+    pub(crate) semaphore: Semaphore,
     /// Fires when the session ends, for whatever reason.
     pub(crate) closed: CancellationToken,
     /// Set just before `closed` fires: a lock-free check for the hot path (reading the
