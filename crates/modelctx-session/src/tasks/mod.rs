@@ -2,12 +2,12 @@
 //! shared by the server and client roles, since either may be the requestor or the
 //! receiver.
 //!
-//! - The receiver: a [`TaskHost`] creates tasks in a [`TaskStore`] (the bounded
-//!   [`InMemoryTaskStore`] here; a shared one for several processes implements the same
-//!   trait), hands the work a [`TaskRun`] to report through, and answers `tasks/get`,
-//!   `tasks/result`, `tasks/list` and `tasks/cancel` for the requestor that owns the
-//!   task ([`TaskOwner`]).
-//! - The side channel: a request the work makes of its requestor ([`TaskRun::ask`]) is
+//! - The receiver (feature `tasks`): a `TaskHost` creates tasks in a [`TaskStore`] (the
+//!   bounded [`InMemoryTaskStore`] here; a shared one for several processes implements
+//!   the same trait), hands the work a `TaskRun` to report through, and answers
+//!   `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` for the requestor that
+//!   owns the task ([`TaskOwner`]).
+//! - The side channel: a request the work makes of its requestor (`TaskRun::ask`) is
 //!   tagged with the task, waits in arrival order while no `tasks/result` is open, and
 //!   travels on the next one; the task is `input_required` meanwhile. Cancelling the
 //!   task drops what still waits.
