@@ -8,8 +8,9 @@
 //! and notifications: a POST of `notifications/initialized` is answered `202` after its
 //! handler's first poll, and the client's next request finds the session operational and
 //! nothing queued. When messages go through the queue instead (a message behind a queued
-//! one, one the runtime gives back), an SSE answer's head waits until the runtime has handled the POST's messages: the runtime asking for its next
-//! message (`HttpServerStream::recv`), the stream's first event or its end releases it
+//! one, one the runtime gives back), an SSE answer's head waits until the runtime has
+//! handled the POST's messages: the runtime asking for its next message
+//! (`HttpServerStream::recv`), the stream's first event or its end releases it
 //! (`StreamState::handled`). A handler that answers in its first poll has then queued its
 //! event and ended the stream, so hyper writes head, event and end in one `writev` instead
 //! of three wake-ups of the client.
@@ -28,10 +29,11 @@ impl SessionState {
     /// stream answering them, released once the runtime has handled the last one.
     ///
     /// While nothing waits in the session's queue, messages the runtime takes directly
-    /// ([`DirectReceiver`](modelctx_transport::DirectReceiver)) are handled here, on the POST's task: a handler that answers
-    /// at once has answered when this returns. The first message it gives back, and
-    /// every later one, go through the queue. `Ok(true)` when some did. Each message
-    /// carries `extensions` (the POST's, see [`modelctx_transport::Extensions`]).
+    /// ([`DirectReceiver`](modelctx_transport::DirectReceiver)) are handled here, on the
+    /// POST's task: a handler that answers at once has answered when this returns. The
+    /// first message it gives back, and every later one, go through the queue. `Ok(true)`
+    /// when some did. Each message carries `extensions` (the POST's, see
+    /// [`modelctx_transport::Extensions`]).
     pub(crate) async fn push(
         &self,
         messages: Messages,
