@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::ser::{SerializeStruct, Serializer};
@@ -202,12 +202,10 @@ impl JsonRpcRequest {
     /// The `_meta` of the params, decoded only when the raw text names a protocol
     /// version: most requests are answered without decoding anything.
     fn envelope_meta(&self) -> Option<Meta> {
-        // The searcher for the key is built once: building one costs more than most
-        // searches (`str::contains` builds one per call).
-        static KEY: LazyLock<memchr::memmem::Finder<'static>> =
-            LazyLock::new(|| memchr::memmem::Finder::new(Meta::PROTOCOL_VERSION));
         let params = self.params.as_deref()?;
-        KEY.find(params.get().as_bytes())?;
+        if !crate::members::holds(params.get(), [Meta::PROTOCOL_VERSION]) {
+            return None;
+        }
         #[derive(Deserialize)]
         struct MetaOnly {
             #[serde(rename = "_meta")]
