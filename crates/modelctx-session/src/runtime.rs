@@ -362,7 +362,10 @@ impl Receiver {
                 idle.await;
             }
         };
-        let _ = tokio::time::timeout(SEND_FLUSH_LIMIT, flushed).await;
+        // No timer for the usual case: nothing is on its way out.
+        if shared.sends_in_flight.load(Ordering::Acquire) != 0 {
+            let _ = tokio::time::timeout(SEND_FLUSH_LIMIT, flushed).await;
+        }
         shared.sink.close().await;
     }
 }

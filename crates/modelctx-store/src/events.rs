@@ -114,11 +114,27 @@ pub struct InMemoryEventStore {
     sessions: Mutex<foldhash::HashMap<Arc<str>, SessionEvents>>,
 }
 
+/// A session's streams, oldest first (the first evicted), each with its events. A list,
+/// not a map: the stream written is nearly always the newest, found first from the
+/// back, and a new one nearly always has the highest id yet, known absent unsearched.
 #[derive(Debug, Default)]
 struct SessionEvents {
-    streams: foldhash::HashMap<u64, VecDeque<(u64, Arc<str>)>>,
-    /// Stream ids, oldest first, for eviction.
-    order: VecDeque<u64>,
+    streams: VecDeque<(u64, Stream)>,
+    /// The highest stream id stored so far.
+    highest: Option<u64>,
+}
+
+/// One stream's events, oldest first: their positions and texts.
+type Stream = VecDeque<(u64, Arc<str>)>;
+
+impl SessionEvents {
+    fn stream(&self, id: u64) -> Option<&Stream> {
+        self.streams
+            .iter()
+            .rev()
+            .find(|(s, _)| *s == id)
+            .map(|(_, events)| events)
+    }
 }
 
 impl InMemoryEventStore {
@@ -159,15 +175,22 @@ impl EventStore for InMemoryEventStore {
             Some(e) => e,
             None => sessions.entry(Arc::from(session)).or_default(),
         };
-        if !events.streams.contains_key(&id.stream) {
-            if events.order.len() >= self.max_streams_per_session
-                && let Some(old) = events.order.pop_front()
-            {
-                events.streams.remove(&old);
+        let known = events.highest.is_some_and(|h| id.stream <= h);
+        let found = known
+            .then(|| events.streams.iter().rposition(|(s, _)| *s == id.stream))
+            .flatten();
+        let at = match found {
+            Some(at) => at,
+            None => {
+                if events.streams.len() >= self.max_streams_per_session {
+                    events.streams.pop_front();
+                }
+                events.streams.push_back((id.stream, Stream::new()));
+                events.highest = events.highest.max(Some(id.stream));
+                events.streams.len() - 1
             }
-            events.order.push_back(id.stream);
-        }
-        let stream = events.streams.entry(id.stream).or_default();
+        };
+        let stream = &mut events.streams[at].1;
         if stream.len() >= self.max_events_per_stream {
             stream.pop_front();
         }
@@ -188,7 +211,7 @@ impl EventStore for InMemoryEventStore {
 impl InMemoryEventStore {
     fn replay_now(&self, session: &str, after: EventId) -> Replay {
         let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        let stream = sessions.get(session)?.streams.get(&after.stream)?;
+        let stream = sessions.get(session)?.stream(after.stream)?;
         let first = stream.front()?.0;
         let last = stream.back()?.0;
         // The id must be one we issued and still cover: events after it must all be here.
@@ -271,6 +294,51 @@ mod tests {
         assert!(
             store
                 .replay_now("s", EventId { stream: 1, seq: 3 })
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_session_keeps_its_newest_streams() {
+        let store = InMemoryEventStore::with_limits(4, 2);
+        let event = |stream, seq| {
+            (
+                EventId { stream, seq },
+                Arc::<str>::from(format!("{stream}-{seq}")),
+            )
+        };
+        for (id, data) in [event(1, 0), event(2, 0), event(1, 1), event(3, 0)] {
+            store.store("s", id, data);
+        }
+        // Stream 1 came first: the third stream evicted it, writes to it since or not.
+        assert!(
+            store
+                .replay_now("s", EventId { stream: 1, seq: 0 })
+                .is_none()
+        );
+        assert_eq!(
+            store.replay_now("s", EventId { stream: 2, seq: 0 }),
+            Some(vec![])
+        );
+        store.store("s", event(2, 1).0, event(2, 1).1);
+        assert_eq!(
+            store.replay_now("s", EventId { stream: 2, seq: 0 }),
+            Some(vec![event(2, 1)])
+        );
+        assert_eq!(
+            store.replay_now("s", EventId { stream: 3, seq: 0 }),
+            Some(vec![])
+        );
+        // A stream with a lower id than the others (the standalone stream) is new too.
+        store.store("s", event(0, 0).0, event(0, 0).1);
+        store.store("s", event(0, 1).0, event(0, 1).1);
+        assert_eq!(
+            store.replay_now("s", EventId { stream: 0, seq: 0 }),
+            Some(vec![event(0, 1)])
+        );
+        assert!(
+            store
+                .replay_now("s", EventId { stream: 2, seq: 0 })
                 .is_none()
         );
     }

@@ -32,6 +32,7 @@ mod inbound;
 mod lending;
 mod outbound;
 mod owner;
+mod queue;
 mod streams;
 #[cfg(test)]
 mod tests;
@@ -39,6 +40,7 @@ mod transport;
 
 pub(crate) use handshake::{HandshakeGuard, OnHandshake, guarded};
 pub(crate) use inbound::Messages;
+pub(crate) use queue::{EventReceiver, EventSender, NotSent, queue};
 pub use transport::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
 /// The method of the client's note that its handshake is done.
@@ -73,7 +75,7 @@ pub(crate) enum EraAnswer {
 pub(crate) struct StreamState {
     pub(crate) next_seq: u64,
     /// The HTTP connection currently carrying the stream.
-    pub(crate) conn: Option<mpsc::Sender<Bytes>>,
+    pub(crate) conn: Option<EventSender>,
     /// Requests on this stream still waiting for their response.
     pub(crate) open_requests: usize,
     /// Events that found no connection (standalone stream only).
@@ -393,7 +395,7 @@ impl Routes {
 pub(crate) type Ready = smallvec::SmallVec<[Bytes; 1]>;
 
 /// The events `first`, then what comes on `rx`.
-pub(crate) fn chain(first: impl Into<Ready>, rx: mpsc::Receiver<Bytes>) -> Events {
+pub(crate) fn chain(first: impl Into<Ready>, rx: EventReceiver) -> Events {
     Events {
         first: first.into().into_iter(),
         rx,
@@ -406,7 +408,7 @@ pub(crate) fn chain(first: impl Into<Ready>, rx: mpsc::Receiver<Bytes>) -> Event
 /// is read without an allocation or a future for it.
 pub(crate) struct Events {
     first: smallvec::IntoIter<[Bytes; 1]>,
-    rx: mpsc::Receiver<Bytes>,
+    rx: EventReceiver,
 }
 
 impl futures::Stream for Events {

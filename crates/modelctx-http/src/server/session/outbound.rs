@@ -29,16 +29,14 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use super::{EraAnswer, NotSent, Route, Routes, STANDALONE, SessionState, StreamState};
+use crate::server::event_store::EventId;
+use crate::server::shared::state::{is_announcement, push_bounded};
 use bytes::Bytes;
 use modelctx_transport::{TransportError, TransportMessage};
 use modelctx_types::{
     ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, ProtocolVersion, RequestId,
 };
-use tokio::sync::mpsc;
-
-use super::{EraAnswer, Route, Routes, STANDALONE, SessionState, StreamState};
-use crate::server::event_store::EventId;
-use crate::server::shared::state::{is_announcement, push_bounded};
 
 impl SessionState {
     /// An inbound `notifications/cancelled` for request `id`. The session sends no
@@ -111,7 +109,7 @@ impl SessionState {
         if let Some(conn) = &stream.conn {
             match conn.try_send(event) {
                 Ok(()) => return,
-                Err(mpsc::error::TrySendError::Full(_)) => {
+                Err(NotSent::Full) => {
                     // A slow reader: drop its connection rather than buffer without
                     // bound; with an event store it resumes from its last event id.
                     stream.conn = None;
@@ -121,7 +119,7 @@ impl SessionState {
                     ));
                     return;
                 }
-                Err(mpsc::error::TrySendError::Closed(event)) => {
+                Err(NotSent::Closed(event)) => {
                     stream.conn = None;
                     if stream_id == STANDALONE {
                         self.backlog(stream, event);

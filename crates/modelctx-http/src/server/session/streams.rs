@@ -21,10 +21,10 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 use futures::StreamExt;
 use modelctx_types::RequestId;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::{
-    Answer, EraAnswer, Ready, Route, Routes, STANDALONE, SessionState, StreamState, chain,
+    Answer, EraAnswer, Ready, Route, Routes, STANDALONE, SessionState, StreamState, chain, queue,
 };
 use crate::server::event_store::EventId;
 
@@ -47,7 +47,7 @@ impl SessionState {
         for id in ids {
             routes.requests.insert(id.clone(), Route::Sse(stream_id));
         }
-        let (tx, rx) = mpsc::channel(self.config.stream_queue);
+        let (tx, rx) = queue(self.config.stream_queue);
         let (handled_tx, handled) = oneshot::channel();
         let mut stream = StreamState {
             open_requests: ids.len(),
@@ -105,7 +105,7 @@ impl SessionState {
         self.reusable.store(false, Ordering::Release);
         let stream_id = routes.next_stream;
         routes.next_stream += 1;
-        let (tx, rx) = mpsc::channel(self.config.stream_queue);
+        let (tx, rx) = queue(self.config.stream_queue);
         routes.streams.insert(
             stream_id,
             StreamState {
@@ -144,7 +144,7 @@ impl SessionState {
         if stream.has_live_conn() {
             return None;
         }
-        let (tx, rx) = mpsc::channel(self.config.stream_queue);
+        let (tx, rx) = queue(self.config.stream_queue);
         let mut first = Vec::new();
         if let Some(priming) = self.priming(STANDALONE, stream) {
             first.push(priming);
@@ -192,7 +192,7 @@ impl SessionState {
                     if !foreign {
                         stream.backlog.clear();
                     }
-                    let (tx, rx) = mpsc::channel(self.config.stream_queue);
+                    let (tx, rx) = queue(self.config.stream_queue);
                     stream.conn = Some(tx);
                     if local == STANDALONE {
                         // A hold starts after a stored event (its priming, if none came

@@ -48,10 +48,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use modelctx_transport::Extensions;
 use modelctx_types::{ErrorCode, ErrorData, JsonRpcErrorResponse, JsonRpcMessage, RequestId};
-use tokio::sync::mpsc;
 
 use crate::server::event_store::{EventId, EventStore};
-use crate::server::session::{Messages, Route, Routes, SessionState, StreamState, chain};
+use crate::server::session::{
+    EventSender, Messages, Route, Routes, SessionState, StreamState, chain, queue,
+};
 
 /// The first pause between two polls of a followed stream; it doubles up to
 /// [`MAX_PAUSE`] while nothing new is stored.
@@ -190,7 +191,7 @@ impl SessionState {
             retry: self.config.retry_interval,
         };
         let first = follower.take(replay);
-        let (tx, rx) = mpsc::channel(self.config.stream_queue.max(1));
+        let (tx, rx) = queue(self.config.stream_queue);
         tokio::spawn(self.clone().follow_run(store, follower, tx, extensions));
         Ok(futures::StreamExt::boxed(chain(first, rx)))
     }
@@ -199,7 +200,7 @@ impl SessionState {
         self: Arc<Self>,
         store: Arc<dyn EventStore>,
         mut f: Follower,
-        tx: mpsc::Sender<Bytes>,
+        tx: EventSender,
         extensions: Extensions,
     ) {
         let Some((_, instance)) = self.run_store() else {
@@ -267,7 +268,7 @@ impl SessionState {
     }
 
     /// Waits `pause`, or less when the client leaves or the session ends.
-    async fn pause(&self, tx: &mpsc::Sender<Bytes>, pause: Duration) {
+    async fn pause(&self, tx: &EventSender, pause: Duration) {
         tokio::select! {
             () = tokio::time::sleep(pause) => {}
             () = tx.closed() => {}
@@ -282,7 +283,7 @@ impl SessionState {
         store: &Arc<dyn EventStore>,
         instance: &str,
         mut f: Follower,
-        tx: mpsc::Sender<Bytes>,
+        tx: EventSender,
         run: crate::TakenRun,
         extensions: &Extensions,
     ) {
@@ -423,7 +424,7 @@ impl Follower {
     }
 
     /// Sends stored events on; false when the client left.
-    async fn send(&mut self, tx: &mpsc::Sender<Bytes>, events: Vec<(EventId, Arc<str>)>) -> bool {
+    async fn send(&mut self, tx: &EventSender, events: Vec<(EventId, Arc<str>)>) -> bool {
         for event in self.take(events) {
             if tx.send(event).await.is_err() {
                 return false;
