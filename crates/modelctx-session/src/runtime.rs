@@ -283,12 +283,29 @@ struct CancelledParams {
     request_id: RequestId,
 }
 
+/// The members of `notifications/progress` the session routes by: the token and the
+/// [`Progress`] members, read inline (no buffering of the object).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ProgressParams {
     progress_token: ProgressToken,
-    #[serde(flatten)]
-    progress: Progress,
+    progress: f64,
+    #[serde(default)]
+    total: Option<f64>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+impl ProgressParams {
+    /// The progress this notification reports.
+    fn progress(self) -> (ProgressToken, Progress) {
+        let progress = Progress {
+            progress: self.progress,
+            total: self.total,
+            message: self.message,
+        };
+        (self.progress_token, progress)
+    }
 }
 
 impl Receiver {
@@ -454,8 +471,10 @@ impl Core {
             lifecycle::PROGRESS => {
                 let params = notification.params.as_deref().map(RawValue::get);
                 let parsed = params.and_then(|p| serde_json::from_str::<ProgressParams>(p).ok());
-                let routed =
-                    parsed.is_some_and(|p| shared.route_progress(&p.progress_token, p.progress));
+                let routed = parsed.is_some_and(|p| {
+                    let (token, progress) = p.progress();
+                    shared.route_progress(&token, progress)
+                });
                 if !routed {
                     self.deliver(Delivery::Notification(notification));
                 }

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 
 use modelctx_types::{ErrorData, RequestId};
 use serde::Deserialize;
+use serde::de::{self, Visitor};
 use serde_json::value::RawValue;
 use tracing::Span;
 use tracing::field::Empty;
@@ -76,16 +77,63 @@ struct Carried<'a> {
 fn lenient<'de: 'a, 'a, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Cow<'a, str>>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Maybe<'a> {
-        Text(#[serde(borrow)] Cow<'a, str>),
-        Other(serde::de::IgnoredAny),
+    deserializer.deserialize_any(Lenient(std::marker::PhantomData))
+}
+
+/// The visitor of [`lenient`]: a string (borrowed when it can be), or `None` for any
+/// other value, which is read through and dropped.
+struct Lenient<'a>(std::marker::PhantomData<&'a str>);
+
+impl<'de: 'a, 'a> Visitor<'de> for Lenient<'a> {
+    type Value = Option<Cow<'a, str>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any value")
     }
-    Ok(match Maybe::deserialize(deserializer)? {
-        Maybe::Text(text) => Some(text),
-        Maybe::Other(_) => None,
-    })
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v)))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        de::IgnoredAny.visit_seq(seq).map(|_| None)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        de::IgnoredAny.visit_map(map).map(|_| None)
+    }
 }
 
 fn describe(params: Option<&RawValue>) -> Described<'_> {
@@ -432,6 +480,16 @@ mod tests {
     fn params_the_span_cannot_read_leave_the_target_out() {
         // A name that is no string is the handler's to refuse, not the span's.
         assert_eq!(target_of("tools/call", r#"{"name":7}"#), None);
+        for name in ["null", "true", "-1.5", r#"{"a":["b"]}"#, r#"[{"c":1},"d"]"#] {
+            let params = format!(r#"{{"name":{name},"uri":"u"}}"#);
+            assert_eq!(target_of("tools/call", &params), None, "{name}");
+            // The value is read through: the members after it still count.
+            assert_eq!(
+                target_of("resources/read", &params),
+                Some(("mcp.resource.uri", "u".to_owned())),
+                "{name}"
+            );
+        }
         assert_eq!(target_of("tools/call", r#"[1,2]"#), None);
         assert_eq!(target_of("tools/call", r#"{"_meta":3,"name":"x"}"#), None);
         // Escapes are read, not copied raw.

@@ -9,13 +9,74 @@ use serde_json::{Map, Value};
 
 /// A progress token: associates `notifications/progress` with the request that asked
 /// for them. A string or an integer.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum ProgressToken {
     /// An integer token.
     Number(i64),
     /// A string token.
     String(Arc<str>),
+}
+
+/// Reads a [`ProgressToken`] as serde's untagged reading of it did (an integer that
+/// fits `i64`, else a string), without buffering the value: `None` for any other value,
+/// read through to its end.
+struct ProgressTokenVisitor;
+
+impl<'de> Visitor<'de> for ProgressTokenVisitor {
+    type Value = Option<ProgressToken>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an integer or a string")
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Some(ProgressToken::Number(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(i64::try_from(v).ok().map(ProgressToken::Number))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(ProgressToken::String(v.into())))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        de::IgnoredAny.visit_seq(seq).map(|_| None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        de::IgnoredAny.visit_map(map).map(|_| None)
+    }
+}
+
+impl<'de> Deserialize<'de> for ProgressToken {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // The error is raised once the value is read, as the untagged derive raised it
+        // (so it carries the same position).
+        deserializer
+            .deserialize_any(ProgressTokenVisitor)?
+            .ok_or_else(|| {
+                de::Error::custom("data did not match any variant of untagged enum ProgressToken")
+            })
+    }
 }
 
 impl From<i64> for ProgressToken {
@@ -573,6 +634,71 @@ mod tests {
             serde_json::to_value(&meta).unwrap(),
             json!({"a": 1, "b": 2})
         );
+    }
+
+    #[test]
+    fn progress_token_reads_as_its_untagged_derive_did() {
+        // The derive the hand-written reader replaces, under the same name (its errors
+        // name the type).
+        mod derived {
+            use std::sync::Arc;
+            #[derive(Debug, serde::Deserialize)]
+            #[serde(untagged)]
+            pub(super) enum ProgressToken {
+                Number(i64),
+                String(Arc<str>),
+            }
+        }
+        #[derive(Debug, Deserialize)]
+        struct Holder<T> {
+            #[serde(rename = "progressToken")]
+            _token: T,
+        }
+        let texts = [
+            "7",
+            "-3",
+            "9223372036854775807",
+            "9223372036854775808",
+            r#""tok""#,
+            r#""a\"b""#,
+            "1.5",
+            "2.0",
+            "true",
+            "null",
+            "[1,{}]",
+            r#"{"a":[1]}"#,
+        ];
+        for text in texts {
+            let ours = serde_json::from_str::<ProgressToken>(text).map_err(|e| e.to_string());
+            let theirs =
+                serde_json::from_str::<derived::ProgressToken>(text).map_err(|e| e.to_string());
+            match (&ours, &theirs) {
+                (Ok(ProgressToken::Number(a)), Ok(derived::ProgressToken::Number(b))) => {
+                    assert_eq!(a, b);
+                }
+                (Ok(ProgressToken::String(a)), Ok(derived::ProgressToken::String(b))) => {
+                    assert_eq!(a, b);
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{text}"),
+                _ => panic!("{text}: {ours:?} against {theirs:?}"),
+            }
+            // Inside an object, errors carry the same position.
+            let inner = format!(r#"{{"progressToken":{text},"x":1}}"#);
+            let ours =
+                serde_json::from_str::<Holder<ProgressToken>>(&inner).map_err(|e| e.to_string());
+            let theirs = serde_json::from_str::<Holder<derived::ProgressToken>>(&inner)
+                .map_err(|e| e.to_string());
+            assert_eq!(ours.is_ok(), theirs.is_ok(), "{inner}");
+            if let (Err(a), Err(b)) = (ours, theirs) {
+                assert_eq!(a, b, "{inner}");
+            }
+            // From a `Value` too.
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                ProgressToken::deserialize(&value).ok(),
+                serde_json::from_str::<ProgressToken>(text).ok(),
+            );
+        }
     }
 
     #[test]

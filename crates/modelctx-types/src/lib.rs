@@ -127,6 +127,7 @@ mod tag;
 mod tasks;
 mod tool_definition;
 mod tools;
+mod unknown_keys;
 mod version;
 
 pub use base::{

@@ -137,46 +137,46 @@ macro_rules! wire_struct {
                 [$(#[$new_doc])* ($($arg: $arg_ty),*) $({ $($set)* })?]
                 { $($items)* }
             ]
-            [] [] [] [] $($body)*
+            [] [] [] [] [] $($body)*
         );
     };
     ($(#[$attr:meta])* pub struct $name:ident { $($body:tt)* } $($items:tt)*) => {
         $crate::setters::wire_struct!(@member
             [($(#[$attr])* $name) [] { $($items)* }]
-            [] [] [] [] $($body)*
+            [] [] [] [] [] $($body)*
         );
     };
     // One member at a time: [the struct's members] [the members `None` in `new`]
-    // [the members' other values in `new`] [the setters].
-    (@member $head:tt $m:tt $none:tt $init:tt $set:tt
+    // [the members' other values in `new`] [the setters] [every member's name].
+    (@member $head:tt $m:tt $none:tt $init:tt $set:tt $f:tt
         meta $(=> $meta_setter:ident)?, $($rest:tt)*
     ) => {
-        $crate::setters::wire_struct!(@member $head $m $none $init $set
+        $crate::setters::wire_struct!(@member $head $m $none $init $set $f
             /// Metadata.
             meta $(=> $meta_setter)?, $($rest)*
         );
     };
-    (@member $head:tt $m:tt $none:tt $init:tt $set:tt
+    (@member $head:tt $m:tt $none:tt $init:tt $set:tt $f:tt
         $(#[$a:meta])+ meta $(=> $meta_setter:ident)?, $($rest:tt)*
     ) => {
-        $crate::setters::wire_struct!(@member $head $m $none $init $set
+        $crate::setters::wire_struct!(@member $head $m $none $init $set $f
             $(#[$a])+
             #[serde(rename = "_meta")]
             meta?: $crate::common::Meta $(=> $meta_setter)?, $($rest)*
         );
     };
-    (@member $head:tt $m:tt $none:tt $init:tt $set:tt
+    (@member $head:tt $m:tt $none:tt $init:tt $set:tt $f:tt
         $(#[$a:meta])* $field:ident ?: f64 $(=> $($setter:ident)+ $($note:literal)?)?,
         $($rest:tt)*
     ) => {
-        $crate::setters::wire_struct!(@member $head $m $none $init $set
+        $crate::setters::wire_struct!(@member $head $m $none $init $set $f
             $(#[$a])*
             #[serde(serialize_with = "crate::setters::ser_opt_f64")]
             $field?: ::core::primitive::f64 $(=> $($setter)+ $($note)?)?,
             $($rest)*
         );
     };
-    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
+    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*] [$($f:tt)*]
         $(#[$a:meta])* $field:ident ?: $ty:ty $(=> $($setter:ident)+ $($note:literal)?)?,
         $($rest:tt)*
     ) => {
@@ -188,32 +188,33 @@ macro_rules! wire_struct {
             ]
             [$($none)* $field] [$($init)*]
             [$($set)* $((($($setter)+) $field: $ty $(, $note)?))?]
+            [$($f)* $field]
             $($rest)*
         );
     };
-    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
+    (@member $head:tt $m:tt $none:tt [$($init:tt)*] $set:tt $f:tt
         .. $(#[$a:meta])* $extra:ident,
     ) => {
-        $crate::setters::wire_struct!(@member $head
-            [$($m)*
-                $(#[$a])*
-                #[serde(flatten)]
-                pub $extra: $crate::base::JsonObject,
-            ]
-            [$($none)*] [$($init)* $extra: $crate::base::JsonObject::new(),] [$($set)*]
+        $crate::setters::wire_struct!(@struct $head $m $none
+            [$($init)* $extra: $crate::base::JsonObject::new(),] $set
+            [$f $(#[$a])* $extra]
         );
     };
-    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*]
+    (@member $head:tt [$($m:tt)*] [$($none:tt)*] [$($init:tt)*] [$($set:tt)*] [$($f:tt)*]
         $(#[$a:meta])* $vis:vis $field:ident: $ty:ty $(= $value:expr)?, $($rest:tt)*
     ) => {
         $crate::setters::wire_struct!(@member $head
             [$($m)* $(#[$a])* $vis $field: $ty,]
-            [$($none)*] [$($init)* $($field: $value,)?] [$($set)*]
+            [$($none)*] [$($init)* $($field: $value,)?] [$($set)*] [$($f)* $field]
             $($rest)*
         );
     };
-    (@member [($(#[$attr:meta])* $name:ident) $new:tt { $($items:tt)* }]
-        [$($m:tt)*] [$($none:ident)*] [$($init:tt)*] [$($set:tt)*]
+    (@member $head:tt $m:tt $none:tt $init:tt $set:tt $f:tt) => {
+        $crate::setters::wire_struct!(@struct $head $m $none $init $set []);
+    };
+    // The struct and its `impl`; with its extra member, a `Deserialize` of its own.
+    (@struct [($(#[$attr:meta])* $name:ident) $new:tt { $($items:tt)* }]
+        [$($m:tt)*] [$($none:ident)*] [$($init:tt)*] [$($set:tt)*] []
     ) => {
         $(#[$attr])*
         #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -221,8 +222,46 @@ macro_rules! wire_struct {
         #[non_exhaustive]
         pub struct $name { $($m)* }
 
+        $crate::setters::wire_struct!(@impl $name $new [$($none)*] [$($init)*] [$($set)*] { $($items)* });
+    };
+    (@struct [($(#[$attr:meta])* $name:ident) $new:tt { $($items:tt)* }]
+        [$($m:tt)*] [$($none:ident)*] [$($init:tt)*] [$($set:tt)*]
+        [[$($field:ident)*] $(#[$a:meta])* $extra:ident]
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        #[non_exhaustive]
+        pub struct $name {
+            $($m)*
+            $(#[$a])*
+            #[serde(flatten)]
+            pub $extra: $crate::base::JsonObject,
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> Result<Self, D::Error> {
+                // The known members, read by serde's derive under the struct's name
+                // (which its errors give); the other keys go to `extra`.
+                #[derive(serde::Deserialize)]
+                #[serde(rename_all = "camelCase")]
+                struct $name { $($m)* }
+
+                let mut $extra = $crate::base::JsonObject::new();
+                let known = <$name as ::serde::Deserialize>::deserialize(
+                    $crate::unknown_keys::KeepUnknown::new(deserializer, &mut $extra),
+                )?;
+                Ok(Self { $($field: known.$field,)* $extra })
+            }
+        }
+
+        $crate::setters::wire_struct!(@impl $name $new [$($none)*] [$($init)*] [$($set)*] { $($items)* });
+    };
+    (@impl $name:ident $new:tt $none:tt $init:tt [$($set:tt)*] { $($items:tt)* }) => {
         impl $name {
-            $crate::setters::wire_struct!(@new $new [$($none)*] [$($init)*]);
+            $crate::setters::wire_struct!(@new $new $none $init);
 
             $($crate::setters::wire_struct!(@setter $set);)*
 
