@@ -10,9 +10,9 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+use modelctx_types::shallow::Shallow;
 use modelctx_types::{ErrorData, RequestId};
 use serde::Deserialize;
-use serde::de::{self, Visitor};
 use serde_json::value::RawValue;
 use tracing::Span;
 use tracing::field::Empty;
@@ -77,62 +77,9 @@ struct Carried<'a> {
 fn lenient<'de: 'a, 'a, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Cow<'a, str>>, D::Error> {
-    deserializer.deserialize_any(Lenient(std::marker::PhantomData))
-}
-
-/// The visitor of [`lenient`]: a string (borrowed when it can be), or `None` for any
-/// other value, which is read through and dropped.
-struct Lenient<'a>(std::marker::PhantomData<&'a str>);
-
-impl<'de: 'a, 'a> Visitor<'de> for Lenient<'a> {
-    type Value = Option<Cow<'a, str>>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any value")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Owned(v)))
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        de::IgnoredAny.visit_seq(seq).map(|_| None)
-    }
-
-    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        de::IgnoredAny.visit_map(map).map(|_| None)
+    match Shallow::deserialize(deserializer)? {
+        Shallow::Str(s) => Ok(Some(s)),
+        Shallow::Int(_) | Shallow::Uint(_) | Shallow::Other => Ok(None),
     }
 }
 

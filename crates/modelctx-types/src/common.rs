@@ -7,6 +7,8 @@ use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::shallow::Shallow;
+
 /// A progress token: associates `notifications/progress` with the request that asked
 /// for them. A string or an integer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -18,64 +20,18 @@ pub enum ProgressToken {
     String(Arc<str>),
 }
 
-/// Reads a [`ProgressToken`] as serde's untagged reading of it did (an integer that
-/// fits `i64`, else a string), without buffering the value: `None` for any other value,
-/// read through to its end.
-struct ProgressTokenVisitor;
-
-impl<'de> Visitor<'de> for ProgressTokenVisitor {
-    type Value = Option<ProgressToken>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an integer or a string")
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Some(ProgressToken::Number(v)))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(i64::try_from(v).ok().map(ProgressToken::Number))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(ProgressToken::String(v.into())))
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        de::IgnoredAny.visit_seq(seq).map(|_| None)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        de::IgnoredAny.visit_map(map).map(|_| None)
-    }
-}
-
 impl<'de> Deserialize<'de> for ProgressToken {
+    /// As serde's untagged reading of it did: an integer that fits `i64`, else a
+    /// string; any other value is an error raised once the value is read (so it carries
+    /// the same position), without buffering it.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        // The error is raised once the value is read, as the untagged derive raised it
-        // (so it carries the same position).
-        deserializer
-            .deserialize_any(ProgressTokenVisitor)?
-            .ok_or_else(|| {
-                de::Error::custom("data did not match any variant of untagged enum ProgressToken")
-            })
+        match Shallow::deserialize(deserializer)? {
+            Shallow::Int(n) => Ok(Self::Number(n)),
+            Shallow::Str(s) => Ok(Self::String(s.into())),
+            Shallow::Uint(_) | Shallow::Other => Err(de::Error::custom(
+                "data did not match any variant of untagged enum ProgressToken",
+            )),
+        }
     }
 }
 

@@ -122,6 +122,8 @@ mod responses;
 mod roots;
 mod sampling;
 mod setters;
+#[doc(hidden)]
+pub mod shallow;
 mod subscriptions;
 mod tag;
 mod tasks;
