@@ -19,22 +19,20 @@ struct Host {
 }
 
 async fn start(bundle: &std::path::Path) -> Host {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_apps-host"))
-        .args(["--port", &port.to_string(), "--app-bridge"])
-        .arg(bundle)
-        .arg("--")
-        .arg(env!("CARGO_BIN_EXE_apps-server"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("apps-host starts");
-    let addr = format!("127.0.0.1:{port}");
-    modelctx_test::listening(&mut child, &addr, WITHIN).await;
+    let (child, addr) = modelctx_test::start_listening(WITHIN, |addr| {
+        let port = addr.rsplit(':').next().expect("host:port");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_apps-host"));
+        command
+            .args(["--port", port, "--app-bridge"])
+            .arg(bundle)
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_apps-server"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .kill_on_drop(true);
+        command
+    })
+    .await;
     Host {
         _child: child,
         base: format!("http://{addr}"),

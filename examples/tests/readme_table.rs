@@ -14,25 +14,20 @@ use tokio::process::{Child, Command};
 
 const WITHIN: Duration = Duration::from_secs(30);
 
-/// A loopback address nobody listens on right now.
-fn free_addr() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address").to_string()
-}
-
-/// Starts `program ARGS` (killed on drop) and waits, bounded, until it accepts
-/// connections on `addr`, failing when it exits first.
-async fn start_listening(program: &str, args: &[&str], env: &[(&str, &str)], addr: &str) -> Child {
-    let mut child = Command::new(program)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the server starts");
-    modelctx_test::listening(&mut child, addr, WITHIN).await;
-    child
+/// Starts `program ADDR` (killed on drop) on a free loopback address and waits,
+/// bounded, until it accepts connections there: the process and `ADDR`.
+async fn start_listening(program: &str, env: &[(&str, &str)]) -> (Child, String) {
+    modelctx_test::start_listening(WITHIN, |addr| {
+        let mut command = Command::new(program);
+        command
+            .arg(addr)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .kill_on_drop(true);
+        command
+    })
+    .await
 }
 
 fn text_of(read: &ReadResourceResult) -> String {
@@ -42,9 +37,7 @@ fn text_of(read: &ReadResourceResult) -> String {
 
 #[tokio::test]
 async fn the_http_quickstart_serves_its_tool_template_and_completing_prompt_in_both_eras() {
-    let addr = free_addr();
-    let _server =
-        start_listening(env!("CARGO_BIN_EXE_http-quickstart"), &[&addr], &[], &addr).await;
+    let (_server, addr) = start_listening(env!("CARGO_BIN_EXE_http-quickstart"), &[]).await;
     let url = format!("http://{addr}/mcp");
     for mode in [ConnectMode::Handshake, ConnectMode::Auto] {
         let transport = StreamableHttpClientTransport::new(&url).unwrap();
@@ -99,7 +92,6 @@ async fn the_typed_client_lists_the_tools_and_reads_the_structured_output() {
 
 #[tokio::test]
 async fn the_protected_server_refuses_a_call_without_a_token_and_points_at_its_metadata() {
-    let addr = free_addr();
     // Never contacted: nothing here carries a token to verify.
     let issuer = "https://auth.example.com";
     let env = [
@@ -107,7 +99,7 @@ async fn the_protected_server_refuses_a_call_without_a_token_and_points_at_its_m
         ("JWKS_URI", "https://auth.example.com/jwks"),
     ];
     let program = env!("CARGO_BIN_EXE_protected-server");
-    let _server = start_listening(program, &[&addr], &env, &addr).await;
+    let (_server, addr) = start_listening(program, &env).await;
     let http = reqwest::Client::new();
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -20,7 +20,7 @@
 //! ```
 
 use std::fmt;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -206,7 +206,7 @@ impl Balancer {
     fn try_start(kind: BalancerKind, backends: &[SocketAddr]) -> Result<Self, String> {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let started = STARTED.fetch_add(1, Ordering::Relaxed);
-        let addr = free_port(started)?;
+        let addr = crate::free_loopback_addr()?;
         let dir =
             std::env::temp_dir().join(format!("modelctx-{kind}-{}-{started}", std::process::id()));
         Self::spawn(kind, backends, addr, &dir).inspect_err(|_| {
@@ -292,36 +292,6 @@ fn launch(kind: BalancerKind, dir: &Path) -> Result<Child, String> {
         .map_err(|e| format!("cannot run {kind}: {e}"))
 }
 
-/// A loopback address to listen on that was free a moment ago, below the kernel's
-/// ephemeral port range where it can: a port found by binding :0 is one the kernel may
-/// hand to the next socket bound to :0 (another test's listener, say) before the
-/// balancer binds it, and the balancer's readiness probe would then reach that socket.
-/// Below the range only another explicit choice can take it, and a balancer that
-/// cannot bind its port exits, which the start sees and retries.
-fn free_port(started: usize) -> Result<SocketAddr, String> {
-    let lowest_ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok());
-    if let Some(top) = lowest_ephemeral.filter(|&low| low > 11_000) {
-        // Spread by process, time and count, so parallel tests seldom try the same one.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let seed = nanos ^ std::process::id().rotate_left(16) ^ (started as u32).wrapping_mul(7919);
-        let span = top - 10_000;
-        for i in 0..64 {
-            let port = 10_000 + (seed.wrapping_add(i * 104_729) % span);
-            let addr = SocketAddr::from(([127, 0, 0, 1], port as u16));
-            if TcpListener::bind(addr).is_ok() {
-                return Ok(addr);
-            }
-        }
-    }
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|e| format!("no free loopback port: {e}"))
-}
-
 impl Drop for Balancer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -354,7 +324,7 @@ mod tests {
     /// An instance answering every request on a connection with its own number.
     fn instance(me: usize) -> SocketAddr {
         use std::io::{BufRead, BufReader, Write};
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         std::thread::spawn(move || {
             for conn in listener.incoming() {

@@ -7,8 +7,9 @@
 //!   `modelctx_server::Server` with typed calls, and the [`Transcript`] of its
 //!   conversation to snapshot with `insta::assert_snapshot!`.
 //! - [`record`]: a transport wrapper that records every message crossing it.
-//! - `listening` (feature `process`): waits until a server run as a child process
-//!   accepts connections.
+//! - [`free_loopback_addr`]: a port for a server run as a child process to bind;
+//!   `start_listening` and `listening` (feature `process`): start one there and wait
+//!   until it accepts connections.
 //! - `RedisServer` (feature `redis`): a `redis-server` per test.
 //! - `Balancer` (feature `balancer`): nginx or HAProxy in front of several instances,
 //!   round robin with no affinity, configured by the files in `balancers/`.
@@ -73,6 +74,7 @@ pub mod jose;
 mod listen;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod port;
 pub mod record;
 #[cfg(feature = "redis")]
 mod redis;
@@ -97,12 +99,13 @@ pub use client::{TestClient, one_tool_server};
 #[cfg(any(feature = "client", feature = "task-isolation"))]
 pub use elicit::{ask_for_name, pay_tool};
 #[cfg(feature = "process")]
-pub use listen::listening;
+pub use listen::{listening, start_listening};
 #[cfg(feature = "oauth")]
 pub use oauth::{
     Browser, Hold, ISSUER, REDIRECT_URI, TokenPerUser, form_fields, private_key_jwt_client,
     redirect_of,
 };
+pub use port::free_loopback_addr;
 #[cfg(feature = "redis")]
 pub use redis::RedisServer;
 pub use text::text_of;
