@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// socket bound to `:0` (another test's listener, say) before the child binds it; a
 /// readiness probe would then reach that other socket. Below the ephemeral range only
 /// another explicit choice can take the port, and a child that cannot bind it exits,
-/// which a start can see and retry ([`start_listening`](crate::start_listening) does).
+/// which a start can see and retry (`start_listening`, feature `process`, does).
 ///
 /// ```
 /// let addr = modelctx_test::free_loopback_addr().unwrap();
