@@ -181,7 +181,7 @@ mod tests {
             }
         });
         let config = Arc::new(StreamableHttpServerConfig::default());
-        SessionState::new(Arc::from(id), true, config, Some(on_end)).0
+        SessionState::new(Arc::from(id), true, config, Some(on_end))
     }
 
     fn scheduled(reaper: &Reaper) -> usize {

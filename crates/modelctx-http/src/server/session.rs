@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use bytes::Bytes;
 use modelctx_transport::{DirectSlot, TransportError, TransportMessage};
 use modelctx_types::{ErrorCode, ProtocolVersion, RequestId};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -39,7 +39,7 @@ mod tests;
 mod transport;
 
 pub(crate) use handshake::{HandshakeGuard, OnHandshake, guarded};
-pub(crate) use inbound::Messages;
+pub(crate) use inbound::{Inlet, Messages, Queue};
 pub(crate) use queue::{EventReceiver, EventSender, NotSent, queue};
 pub use transport::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 
@@ -133,7 +133,8 @@ pub(crate) struct SessionState {
     /// it. Cleared when the POST ends without handing it back.
     reusable: AtomicBool,
     pub(crate) config: Arc<StreamableHttpServerConfig>,
-    inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    /// The entry of the queue of messages for the runtime (see `inbound.rs`).
+    pub(crate) inbound: Inlet,
     /// The session runtime's direct entry, when it offered one: a POST's messages are
     /// then handled on the POST's own task, unless earlier ones are still queued.
     direct: DirectSlot,
@@ -142,8 +143,6 @@ pub(crate) struct SessionState {
     last_activity: Mutex<Instant>,
     /// The id of the initialize request, until its response passes.
     init_request: Mutex<Option<RequestId>>,
-    /// The data of every priming event (shared, not allocated per stream).
-    empty: Arc<str>,
     /// The protocol version negotiated by initialize, once its result passed.
     pub(crate) negotiated: OnceLock<ProtocolVersion>,
     /// `Mcp-Session-Id` as a header value, for every answer of a stateful session.
@@ -201,7 +200,7 @@ impl SessionState {
         stateful: bool,
         config: Arc<StreamableHttpServerConfig>,
         on_end: Option<OnEnd>,
-    ) -> (Arc<Self>, mpsc::Receiver<Inbound>) {
+    ) -> Arc<Self> {
         Self::with_shared(id, stateful, config, on_end, None, 0)
     }
 
@@ -214,8 +213,8 @@ impl SessionState {
         on_end: Option<OnEnd>,
         shared: Option<Arc<SharedState>>,
         stream_base: u64,
-    ) -> (Arc<Self>, mpsc::Receiver<Inbound>) {
-        let (tx, rx) = mpsc::channel(config.inbound_queue.max(1));
+    ) -> Arc<Self> {
+        let inbound = Inlet::new(config.inbound_queue);
         let mut routes = Routes {
             next_stream: stream_base + 1,
             ..Routes::default()
@@ -228,21 +227,20 @@ impl SessionState {
         } else {
             None
         };
-        let state = Arc::new(Self {
+        Arc::new(Self {
             id_header,
             owner: OnceLock::new(),
             id,
             stateful,
             reusable: AtomicBool::new(false),
             config,
-            inbound: Mutex::new(Some(tx)),
+            inbound,
             direct: DirectSlot::default(),
             routes: Mutex::new(routes),
             closed: CancellationToken::new(),
             last_activity: Mutex::new(Instant::now()),
             init_request: Mutex::new(None),
             negotiated: OnceLock::new(),
-            empty: Arc::from(""),
             on_end: Mutex::new(on_end),
             reap_key: Mutex::new(None),
             handshake: Mutex::new(None),
@@ -250,8 +248,7 @@ impl SessionState {
             stream_base,
             initialized_note: AtomicBool::new(false),
             note_gate: tokio::sync::Mutex::new(()),
-        });
-        (state, rx)
+        })
     }
 
     /// Its place in its service's idle expiry (see `reaper.rs`).
@@ -335,10 +332,7 @@ impl SessionState {
         }
         self.closed.cancel();
         self.release_handshake();
-        self.inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.inbound.close();
         {
             let mut routes = self.routes();
             self.release_hold(&mut routes);
@@ -362,20 +356,12 @@ impl SessionState {
 
     /// Whether the session still takes messages (its runtime has not ended it).
     pub(crate) fn is_open(&self) -> bool {
-        !self.closed.is_cancelled()
-            && self
-                .inbound
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .is_some()
+        !self.closed.is_cancelled() && self.inbound.is_open()
     }
 
     /// Stops taking messages (stateless sessions, once their POST is answered).
     pub(crate) fn finish_inbound(&self) {
-        self.inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.inbound.close();
     }
 
     /// Whether inbound request `id` is still waiting for its response.

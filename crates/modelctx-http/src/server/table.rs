@@ -148,7 +148,7 @@ impl Inner {
             }
             _ => (None, 0),
         };
-        let (state, rx) = SessionState::with_shared(
+        let state = SessionState::with_shared(
             id.clone(),
             stateful,
             self.config.clone(),
@@ -180,7 +180,6 @@ impl Inner {
         }
         (self.factory)(HttpServerTransport {
             state: state.clone(),
-            rx,
             pre_initialized,
             stateless_era,
         });

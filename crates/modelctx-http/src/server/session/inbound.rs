@@ -15,14 +15,114 @@
 //! event and ended the stream, so hyper writes head, event and end in one `writev` instead
 //! of three wake-ups of the client.
 
+use std::sync::{Mutex, MutexGuard};
+
 use modelctx_transport::{EraRead, Extensions, TransportError, TransportMessage};
 use modelctx_types::{InvalidMessage, JsonRpcMessage};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 /// The messages of a POST: the usual one in place, a batch's on the heap.
 pub(crate) type Messages = smallvec::SmallVec<[JsonRpcMessage; 1]>;
 
 use super::{Inbound, SessionState};
+
+/// The entry of a session's queue: open until the session takes no more messages. The
+/// queue itself is made when a first message has to wait: most sessions hand every
+/// message over directly and never need one.
+pub(crate) struct Inlet {
+    state: Mutex<InletState>,
+    /// Wakes the runtime's receiver when the queue is made or the inlet closes.
+    changed: Notify,
+    /// The queue's capacity.
+    capacity: usize,
+}
+
+struct InletState {
+    open: bool,
+    /// The queue's sender, once made, while open.
+    sender: Option<mpsc::Sender<Inbound>>,
+    /// The queue's receiver, once made, until the runtime's receiver takes it.
+    receiver: Option<mpsc::Receiver<Inbound>>,
+}
+
+/// What the runtime's receiver finds when it has no queue yet.
+pub(crate) enum Queue {
+    /// The queue, made meanwhile.
+    Made(mpsc::Receiver<Inbound>),
+    /// None yet: wait for [`Inlet::changed`].
+    NotYet,
+    /// The inlet closed without one: nothing more will come.
+    Ended,
+}
+
+impl Inlet {
+    /// An open inlet whose queue, once made, holds `capacity` messages (at least one).
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            state: Mutex::new(InletState {
+                open: true,
+                sender: None,
+                receiver: None,
+            }),
+            changed: Notify::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, InletState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the session still takes messages.
+    pub(crate) fn is_open(&self) -> bool {
+        self.lock().open
+    }
+
+    /// Takes no more messages. What the queue holds is still received; the receiver
+    /// ends once the senders in use are done.
+    pub(crate) fn close(&self) {
+        let sender = {
+            let mut state = self.lock();
+            state.open = false;
+            state.sender.take()
+        };
+        drop(sender);
+        self.changed.notify_one();
+    }
+
+    /// The queue's sender, made now if need be; `Err` once closed.
+    fn sender(&self) -> Result<mpsc::Sender<Inbound>, ()> {
+        let mut state = self.lock();
+        if !state.open {
+            return Err(());
+        }
+        if let Some(sender) = &state.sender {
+            return Ok(sender.clone());
+        }
+        let (sender, receiver) = mpsc::channel(self.capacity);
+        state.sender = Some(sender.clone());
+        state.receiver = Some(receiver);
+        drop(state);
+        self.changed.notify_one();
+        Ok(sender)
+    }
+
+    /// For the runtime's receiver without a queue: the queue, if made meanwhile.
+    pub(crate) fn take_queue(&self) -> Queue {
+        let mut state = self.lock();
+        match state.receiver.take() {
+            Some(receiver) => Queue::Made(receiver),
+            None if state.open => Queue::NotYet,
+            None => Queue::Ended,
+        }
+    }
+
+    /// Resolves once the queue is made or the inlet closes (or at once when that
+    /// happened since the last wake-up).
+    pub(crate) async fn changed(&self) {
+        self.changed.notified().await;
+    }
+}
 
 impl SessionState {
     /// Hands `messages` to the session's handlers, in order. `answer` names the SSE
@@ -52,7 +152,9 @@ impl SessionState {
         extensions: &Extensions,
         mut era: Option<EraRead>,
     ) -> Result<bool, ()> {
-        let tx = self.sender()?;
+        if !self.inbound.is_open() {
+            return Err(());
+        }
         let mut messages = messages.into_iter();
         let mut queued = Vec::new();
         for message in messages.by_ref() {
@@ -65,8 +167,11 @@ impl SessionState {
         }
         queued
             .extend(messages.map(|m| TransportMessage::new(m).with_extensions(extensions.clone())));
-        let last = queued.len().saturating_sub(1);
-        let any = !queued.is_empty();
+        if queued.is_empty() {
+            return Ok(false);
+        }
+        let tx = self.inbound.sender()?;
+        let last = queued.len() - 1;
         for (i, message) in queued.into_iter().enumerate() {
             let inbound = Inbound {
                 message: Box::new(Ok(message)),
@@ -74,7 +179,7 @@ impl SessionState {
             };
             self.enqueue(&tx, inbound).await?;
         }
-        Ok(any)
+        Ok(true)
     }
 
     /// Hands the session a response POSTed for it that could not be read
@@ -82,21 +187,12 @@ impl SessionState {
     /// names at once, as every transport does, instead of leaving it to its timeout.
     /// Queued behind the messages before it. `Err` when the session takes no more.
     pub(crate) async fn push_invalid_response(&self, invalid: InvalidMessage) -> Result<(), ()> {
-        let tx = self.sender()?;
+        let tx = self.inbound.sender()?;
         let inbound = Inbound {
             message: Box::new(Err(TransportError::invalid(invalid))),
             taken: None,
         };
         self.enqueue(&tx, inbound).await
-    }
-
-    /// The session's queue, while it takes messages.
-    fn sender(&self) -> Result<mpsc::Sender<Inbound>, ()> {
-        self.inbound
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or(())
     }
 
     /// Queues `inbound` (the runtime's direct entry then waits behind it). `Err` when

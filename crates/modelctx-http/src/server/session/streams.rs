@@ -17,6 +17,7 @@
 //! resolves once every earlier `store` is readable from any service.
 
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use futures::StreamExt;
@@ -129,7 +130,10 @@ impl SessionState {
             seq: stream.next_seq,
         };
         stream.next_seq += 1;
-        store.store(&self.id, id, self.empty.clone());
+        // The data of every priming event: one text for the process, not one per stream
+        // or per session.
+        static EMPTY: OnceLock<Arc<str>> = OnceLock::new();
+        store.store(&self.id, id, EMPTY.get_or_init(|| Arc::from("")).clone());
         Some(crate::sse::encode_message(
             Some(id),
             "",

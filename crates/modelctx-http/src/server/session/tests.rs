@@ -32,10 +32,9 @@ fn answer(id: i64) -> TransportMessage {
 /// and its transport as the runtime holds it.
 fn initialized_session() -> (Arc<SessionState>, HttpServerTransport) {
     let config = StreamableHttpServerConfig::default();
-    let (state, rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
+    let state = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
     let transport = HttpServerTransport {
         state: state.clone(),
-        rx,
         pre_initialized: true,
         stateless_era: false,
     };
@@ -160,7 +159,7 @@ async fn events_routed_while_the_store_reads_reach_the_resumed_stream_once() {
     let config = StreamableHttpServerConfig::default()
         .stream_queue(2)
         .event_store(Arc::new(store));
-    let (state, _rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
+    let state = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
     let unread = state.open_standalone().unwrap();
     for i in 0..5 {
         state.route_outbound(note(i)).unwrap();
@@ -206,7 +205,7 @@ async fn a_slow_reader_is_cut_off_and_resumes_from_the_store() {
     let config = StreamableHttpServerConfig::default()
         .stream_queue(2)
         .event_store(Arc::new(InMemoryEventStore::new()));
-    let (state, _rx) = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
+    let state = SessionState::new(Arc::from("s"), true, Arc::new(config), None);
     // Never polled: a reader that does not read.
     let unread = state.open_standalone().unwrap();
     for i in 0..10 {
@@ -228,4 +227,60 @@ async fn a_slow_reader_is_cut_off_and_resumes_from_the_store() {
     let first = text.find(r#""i":0"#).unwrap();
     let last = text.find(r#""i":9"#).unwrap();
     assert!(first < last);
+}
+
+#[tokio::test]
+async fn the_runtime_waiting_before_any_queue_exists_receives_what_is_queued_later() {
+    let (state, transport) = initialized_session();
+    let (_sink, mut stream) = transport.split();
+    // No direct entry was offered: the message has to wait, so the queue is made now,
+    // while the runtime's receiver already waits for it.
+    let receiving = tokio::spawn(async move {
+        let got = stream.recv().await;
+        (stream, got)
+    });
+    let queued = state
+        .push(
+            std::iter::once(request(1)).collect(),
+            None,
+            &Extensions::new(),
+        )
+        .await;
+    assert_eq!(queued, Ok(true));
+    let (mut stream, got) = tokio::time::timeout(std::time::Duration::from_secs(5), receiving)
+        .await
+        .unwrap()
+        .unwrap();
+    let got = got.expect("a message").expect("readable");
+    assert!(matches!(got.message, JsonRpcMessage::Request(r) if r.id == RequestId::Number(1)));
+    // Closed: what follows is the end of the stream.
+    state.finish_inbound();
+    let end = tokio::time::timeout(std::time::Duration::from_secs(5), stream.recv()).await;
+    assert!(end.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_session_that_never_queued_ends_its_runtimes_stream_when_it_takes_no_more() {
+    let (state, transport) = initialized_session();
+    let (_sink, mut stream) = transport.split();
+    let receiving = tokio::spawn(async move { stream.recv().await.is_none() });
+    // Stops taking messages without ending the session (a stateless session's end of
+    // its POST): no queue was ever made, and the receiver is told.
+    state.finish_inbound();
+    assert!(!state.is_open());
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(5), receiving)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(ended);
+    assert_eq!(
+        state
+            .push(
+                std::iter::once(request(2)).collect(),
+                None,
+                &Extensions::new()
+            )
+            .await,
+        Err(())
+    );
 }

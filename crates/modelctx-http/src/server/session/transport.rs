@@ -13,12 +13,11 @@ use modelctx_types::RequestId;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Inbound, SessionState};
+use super::{Inbound, Queue, SessionState};
 
 /// The transport a hosted session runs over, handed to the service's factory.
 pub struct HttpServerTransport {
     pub(crate) state: Arc<SessionState>,
-    pub(crate) rx: mpsc::Receiver<Inbound>,
     pub(crate) pre_initialized: bool,
     /// Whether its session serves requests of the stateless era (2026-07-28): each
     /// comes with what the endpoint read of it ([`EraRead`](modelctx_transport::EraRead)).
@@ -112,7 +111,7 @@ impl Transport for HttpServerTransport {
                 state: self.state.clone(),
             },
             HttpServerStream {
-                rx: self.rx,
+                rx: None,
                 closed: self.state.closed.clone(),
                 state: self.state.clone(),
                 taken: None,
@@ -198,7 +197,8 @@ impl std::future::Future for Sent {
 
 /// The receiving half of [`HttpServerTransport`]: what the session's POSTs carried.
 pub struct HttpServerStream {
-    rx: mpsc::Receiver<Inbound>,
+    /// The session's queue, once made and taken (see `Inlet`).
+    rx: Option<mpsc::Receiver<Inbound>>,
     closed: CancellationToken,
     state: Arc<SessionState>,
     /// The answer stream of the previous message, released when the runtime asks for
@@ -219,9 +219,23 @@ impl MessageStream for HttpServerStream {
         }
         self.state.direct.next();
         Box::pin(async move {
+            let rx = loop {
+                if let Some(rx) = &mut self.rx {
+                    break rx;
+                }
+                match self.state.inbound.take_queue() {
+                    Queue::Made(rx) => self.rx = Some(rx),
+                    Queue::Ended => return None,
+                    Queue::NotYet => tokio::select! {
+                        biased;
+                        () = self.state.inbound.changed() => {}
+                        () = self.closed.cancelled() => return None,
+                    },
+                }
+            };
             let inbound = tokio::select! {
                 biased;
-                m = self.rx.recv() => m?,
+                m = rx.recv() => m?,
                 () = self.closed.cancelled() => return None,
             };
             self.taken = inbound.taken;
