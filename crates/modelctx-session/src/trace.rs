@@ -79,7 +79,7 @@ fn lenient<'de: 'a, 'a, D: serde::Deserializer<'de>>(
 ) -> Result<Option<Cow<'a, str>>, D::Error> {
     match Shallow::deserialize(deserializer)? {
         Shallow::Str(s) => Ok(Some(s)),
-        Shallow::Int(_) | Shallow::Uint(_) | Shallow::Other => Ok(None),
+        Shallow::Int(_) | Shallow::Other => Ok(None),
     }
 }
 

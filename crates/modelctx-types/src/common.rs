@@ -28,7 +28,7 @@ impl<'de> Deserialize<'de> for ProgressToken {
         match Shallow::deserialize(deserializer)? {
             Shallow::Int(n) => Ok(Self::Number(n)),
             Shallow::Str(s) => Ok(Self::String(s.into())),
-            Shallow::Uint(_) | Shallow::Other => Err(de::Error::custom(
+            Shallow::Other => Err(de::Error::custom(
                 "data did not match any variant of untagged enum ProgressToken",
             )),
         }

@@ -1,5 +1,5 @@
 //! A JSON value read only as far as a lenient member needs: a string (borrowed when it
-//! can be), an integer, or "something else", which is read through to its end and
+//! can be), an integer that fits `i64`, or "something else", which is read through to its end and
 //! dropped, never buffered. For members that take one or two kinds and treat every
 //! other kind alike. Unstable: for the SDK's own crates.
 //!
@@ -8,7 +8,7 @@
 //! let read = |text| serde_json::from_str::<Shallow>(text).unwrap();
 //! assert!(matches!(read(r#""tok""#), Shallow::Str(s) if s == "tok"));
 //! assert!(matches!(read("-7"), Shallow::Int(-7)));
-//! assert!(matches!(read("18446744073709551615"), Shallow::Uint(u64::MAX)));
+//! assert!(matches!(read("18446744073709551615"), Shallow::Other));
 //! assert!(matches!(read(r#"{"a": [1, 2.5, null]}"#), Shallow::Other));
 //! ```
 
@@ -24,9 +24,8 @@ pub enum Shallow<'a> {
     Str(Cow<'a, str>),
     /// An integer that fits `i64`.
     Int(i64),
-    /// A non-negative integer above `i64::MAX`.
-    Uint(u64),
-    /// Anything else: a boolean, a fraction, `null`, an array or an object.
+    /// Anything else: a boolean, a fraction, an integer above `i64::MAX`, `null`, an
+    /// array or an object.
     Other,
 }
 
@@ -62,7 +61,7 @@ impl<'de: 'a, 'a> Visitor<'de> for ShallowVisitor<'a> {
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(i64::try_from(v).map_or(Shallow::Uint(v), Shallow::Int))
+        Ok(i64::try_from(v).map_or(Shallow::Other, Shallow::Int))
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {

@@ -39,7 +39,7 @@ mod tests;
 mod transport;
 
 pub(crate) use handshake::{HandshakeGuard, OnHandshake, guarded};
-pub(crate) use inbound::{Inlet, Messages, Queue};
+pub(crate) use inbound::{Handover, Inlet, Messages};
 pub(crate) use queue::{EventReceiver, EventSender, NotSent, queue};
 pub use transport::{HttpServerSink, HttpServerStream, HttpServerTransport, StreamControl};
 

@@ -46,7 +46,7 @@ struct InletState {
 }
 
 /// What the runtime's receiver finds when it has no queue yet.
-pub(crate) enum Queue {
+pub(crate) enum Handover {
     /// The queue, made meanwhile.
     Made(mpsc::Receiver<Inbound>),
     /// None yet: wait for [`Inlet::changed`].
@@ -108,12 +108,12 @@ impl Inlet {
     }
 
     /// For the runtime's receiver without a queue: the queue, if made meanwhile.
-    pub(crate) fn take_queue(&self) -> Queue {
+    pub(crate) fn take_queue(&self) -> Handover {
         let mut state = self.lock();
         match state.receiver.take() {
-            Some(receiver) => Queue::Made(receiver),
-            None if state.open => Queue::NotYet,
-            None => Queue::Ended,
+            Some(receiver) => Handover::Made(receiver),
+            None if state.open => Handover::NotYet,
+            None => Handover::Ended,
         }
     }
 

@@ -229,30 +229,37 @@ async fn a_slow_reader_is_cut_off_and_resumes_from_the_store() {
     assert!(first < last);
 }
 
+/// Polls `future` once, in the test's own task context.
+async fn poll_once<F: std::future::Future + Unpin>(future: &mut F) -> std::task::Poll<F::Output> {
+    std::future::poll_fn(|cx| std::task::Poll::Ready(std::pin::Pin::new(&mut *future).poll(cx)))
+        .await
+}
+
 #[tokio::test]
 async fn the_runtime_waiting_before_any_queue_exists_receives_what_is_queued_later() {
     let (state, transport) = initialized_session();
     let (_sink, mut stream) = transport.split();
-    // No direct entry was offered: the message has to wait, so the queue is made now,
-    // while the runtime's receiver already waits for it.
-    let receiving = tokio::spawn(async move {
-        let got = stream.recv().await;
-        (stream, got)
-    });
-    let queued = state
-        .push(
-            std::iter::once(request(1)).collect(),
-            None,
-            &Extensions::new(),
-        )
-        .await;
-    assert_eq!(queued, Ok(true));
-    let (mut stream, got) = tokio::time::timeout(std::time::Duration::from_secs(5), receiving)
-        .await
-        .unwrap()
-        .unwrap();
-    let got = got.expect("a message").expect("readable");
-    assert!(matches!(got.message, JsonRpcMessage::Request(r) if r.id == RequestId::Number(1)));
+    {
+        // The runtime asks first: no queue yet, so its receive waits.
+        let mut receiving = stream.recv();
+        assert!(poll_once(&mut receiving).await.is_pending());
+        // No direct entry was offered: the message has to wait, so the queue is made
+        // now, and the waiting receive is woken to take it.
+        let queued = state
+            .push(
+                std::iter::once(request(1)).collect(),
+                None,
+                &Extensions::new(),
+            )
+            .await;
+        assert_eq!(queued, Ok(true));
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), receiving)
+            .await
+            .unwrap()
+            .expect("a message")
+            .expect("readable");
+        assert!(matches!(got.message, JsonRpcMessage::Request(r) if r.id == RequestId::Number(1)));
+    }
     // Closed: what follows is the end of the stream.
     state.finish_inbound();
     let end = tokio::time::timeout(std::time::Duration::from_secs(5), stream.recv()).await;
@@ -260,19 +267,19 @@ async fn the_runtime_waiting_before_any_queue_exists_receives_what_is_queued_lat
 }
 
 #[tokio::test]
-async fn a_session_that_never_queued_ends_its_runtimes_stream_when_it_takes_no_more() {
+async fn a_session_that_never_queued_ends_its_runtimes_waiting_stream_when_it_takes_no_more() {
     let (state, transport) = initialized_session();
     let (_sink, mut stream) = transport.split();
-    let receiving = tokio::spawn(async move { stream.recv().await.is_none() });
+    let mut receiving = stream.recv();
+    assert!(poll_once(&mut receiving).await.is_pending());
     // Stops taking messages without ending the session (a stateless session's end of
-    // its POST): no queue was ever made, and the receiver is told.
+    // its POST): no queue was ever made, and the waiting receive is told.
     state.finish_inbound();
     assert!(!state.is_open());
     let ended = tokio::time::timeout(std::time::Duration::from_secs(5), receiving)
         .await
-        .unwrap()
         .unwrap();
-    assert!(ended);
+    assert!(ended.is_none());
     assert_eq!(
         state
             .push(

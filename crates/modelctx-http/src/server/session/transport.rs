@@ -13,7 +13,7 @@ use modelctx_types::RequestId;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Inbound, Queue, SessionState};
+use super::{Handover, Inbound, SessionState};
 
 /// The transport a hosted session runs over, handed to the service's factory.
 pub struct HttpServerTransport {
@@ -224,9 +224,9 @@ impl MessageStream for HttpServerStream {
                     break rx;
                 }
                 match self.state.inbound.take_queue() {
-                    Queue::Made(rx) => self.rx = Some(rx),
-                    Queue::Ended => return None,
-                    Queue::NotYet => tokio::select! {
+                    Handover::Made(rx) => self.rx = Some(rx),
+                    Handover::Ended => return None,
+                    Handover::NotYet => tokio::select! {
                         biased;
                         () = self.state.inbound.changed() => {}
                         () = self.closed.cancelled() => return None,
