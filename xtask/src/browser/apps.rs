@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 
 use super::webdriver::WebDriver;
 use super::{Failure, Paths, flow, log_file};
-use crate::interop::{KillOnDrop, free_port, wait_listening};
+use crate::interop::{KillOnDrop, start_listening};
 
 /// The MCP Apps SDK package and the exact version `package.json` pins.
 const EXT_APPS: &str = "@modelcontextprotocol/ext-apps";
@@ -224,23 +224,24 @@ impl Host {
         bundle: Option<&Path>,
         command: &[std::ffi::OsString],
     ) -> Result<Self, Failure> {
-        let port = free_port().map_err(flow)?;
-        let mut host = Command::new(paths.bin.join("apps-host"));
-        host.args(["--port", &port.to_string()]);
-        if let Some(bundle) = bundle {
-            host.arg("--app-bridge").arg(bundle);
-        }
-        let mut process = KillOnDrop(
-            host.arg("--")
-                .args(command)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(log_file(&paths.logs, &format!("apps-host-{name}.log"))?)
-                .spawn()
-                .map_err(|e| flow(format!("cannot start apps-host for {name}: {e}")))?,
-        );
-        wait_listening(&mut process.0, port)
-            .map_err(|e| flow(format!("apps-host for {name}: {e}")))?;
+        let (process, [port]) = start_listening(
+            |[port]| {
+                let mut host = Command::new(paths.bin.join("apps-host"));
+                host.args(["--port", &port.to_string()]);
+                if let Some(bundle) = bundle {
+                    host.arg("--app-bridge").arg(bundle);
+                }
+                host.arg("--")
+                    .args(command)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(log_file(&paths.logs, &format!("apps-host-{name}.log"))?)
+                    .spawn()
+                    .map(KillOnDrop)
+                    .map_err(|e| flow(format!("cannot start apps-host for {name}: {e}")))
+            },
+            |e| flow(format!("apps-host for {name}: {e}")),
+        )?;
         Ok(Self {
             _process: process,
             port,

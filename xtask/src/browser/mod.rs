@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::interop::{KillOnDrop, free_port, wait_listening};
+use crate::interop::{KillOnDrop, start_listening};
 use webdriver::{COMMAND_LIMIT, WebDriver};
 
 mod apps;
@@ -151,18 +151,19 @@ fn run(root: &Path) -> Result<Times, Failure> {
     };
 
     // The browser's driver, for both parts.
-    let driver_port = free_port().map_err(flow)?;
-    let mut driver = KillOnDrop(
-        Command::new("chromedriver")
-            .arg(format!("--port={driver_port}"))
-            .stdin(Stdio::null())
-            .stdout(log_file(&paths.logs, "chromedriver.log")?)
-            .stderr(log_file(&paths.logs, "chromedriver.err.log")?)
-            .spawn()
-            .map_err(|e| Failure::NoBrowser(format!("cannot start chromedriver: {e}")))?,
-    );
-    wait_listening(&mut driver.0, driver_port)
-        .map_err(|e| Failure::NoBrowser(format!("chromedriver: {e}")))?;
+    let (_driver, [driver_port]) = start_listening(
+        |[port]| {
+            Command::new("chromedriver")
+                .arg(format!("--port={port}"))
+                .stdin(Stdio::null())
+                .stdout(log_file(&paths.logs, "chromedriver.log")?)
+                .stderr(log_file(&paths.logs, "chromedriver.err.log")?)
+                .spawn()
+                .map(KillOnDrop)
+                .map_err(|e| Failure::NoBrowser(format!("cannot start chromedriver: {e}")))
+        },
+        |e| Failure::NoBrowser(format!("chromedriver: {e}")),
+    )?;
     let webdriver = WebDriver::start(driver_port)?;
 
     let phase = Instant::now();
@@ -187,20 +188,21 @@ fn run(root: &Path) -> Result<Times, Failure> {
 fn oauth(paths: &Paths, webdriver: &WebDriver) -> Result<(), Failure> {
     let (bin, logs) = (&paths.bin, &paths.logs);
     // The server: MCP endpoint and authorization server.
-    let (as_port, mcp_port) = (free_port().map_err(flow)?, free_port().map_err(flow)?);
-    let mut server = KillOnDrop(
-        Command::new(bin.join("oauth-server"))
-            .env("OAUTH_DEMO_PASSWORD", USER.1)
-            .args(["--as-port", &as_port.to_string()])
-            .args(["--mcp-port", &mcp_port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log_file(logs, "oauth-server.log")?)
-            .spawn()
-            .map_err(|e| flow(format!("cannot start oauth-server: {e}")))?,
-    );
-    wait_listening(&mut server.0, mcp_port).map_err(flow)?;
-    wait_listening(&mut server.0, as_port).map_err(flow)?;
+    let (_server, [_, mcp_port]) = start_listening(
+        |[as_port, mcp_port]| {
+            Command::new(bin.join("oauth-server"))
+                .env("OAUTH_DEMO_PASSWORD", USER.1)
+                .args(["--as-port", &as_port.to_string()])
+                .args(["--mcp-port", &mcp_port.to_string()])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log_file(logs, "oauth-server.log")?)
+                .spawn()
+                .map(KillOnDrop)
+                .map_err(|e| flow(format!("cannot start oauth-server: {e}")))
+        },
+        flow,
+    )?;
 
     // The client: its login is the authorization URL on stderr.
     let mcp = format!("http://127.0.0.1:{mcp_port}/mcp");

@@ -83,7 +83,7 @@ mod suite;
 mod tests;
 
 pub(crate) use legs::copy_script;
-pub(crate) use process::{KillOnDrop, free_port, wait_listening};
+pub(crate) use process::{KillOnDrop, start_listening};
 
 /// The official suite's package and the exact version `package.json` pins.
 const SUITE_PACKAGE: &str = "@modelcontextprotocol/conformance";

@@ -27,24 +27,73 @@ pub(super) fn start_both_eras_server(
 /// its URL.
 pub(super) fn start_http(
     paths: &Paths,
-    mut server: Command,
+    server: Command,
     log_name: &str,
 ) -> Result<(KillOnDrop, String), String> {
-    let port = free_port()?;
-    let url = format!("http://127.0.0.1:{port}/mcp");
     let log = paths.logs.join(log_name);
-    let stderr = File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-    let child = server
-        .arg(port.to_string())
-        .current_dir(&paths.tools)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| format!("cannot start {log_name}: {e}"))?;
-    let mut server = KillOnDrop(child);
-    wait_listening(&mut server.0, port)?;
-    Ok((server, url))
+    let (child, [port]) = start_listening(
+        |[port]| {
+            let stderr =
+                File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+            let child = copy_of(&server)
+                .arg(port.to_string())
+                .current_dir(&paths.tools)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(stderr)
+                .spawn()
+                .map_err(|e| format!("cannot start {log_name}: {e}"))?;
+            Ok(KillOnDrop(child))
+        },
+        |e| e,
+    )?;
+    Ok((child, format!("http://127.0.0.1:{port}/mcp")))
+}
+
+/// How many times in all a server that exits before it listens is started.
+const START_ATTEMPTS: usize = 3;
+
+/// Starts a server on `N` free loopback ports (`spawn(ports)`) and waits until it listens
+/// on each; returns it (killed when dropped) and its ports. A port found free may be taken
+/// before the child binds it (the kernel may hand it to an outgoing connection meanwhile):
+/// a server that exits before it listens is started again on other ports, up to
+/// [`START_ATTEMPTS`] times in all. `fail` turns a port or wait error into the caller's.
+pub(crate) fn start_listening<const N: usize, E>(
+    mut spawn: impl FnMut([u16; N]) -> Result<KillOnDrop, E>,
+    fail: impl Fn(String) -> E,
+) -> Result<(KillOnDrop, [u16; N]), E> {
+    let mut attempt = 1;
+    loop {
+        let ports = free_ports::<N>().map_err(&fail)?;
+        let mut server = spawn(ports)?;
+        let listening = ports
+            .iter()
+            .try_for_each(|&port| wait_listening(&mut server.0, port));
+        match listening {
+            Ok(()) => return Ok((server, ports)),
+            Err(e) if attempt < START_ATTEMPTS && matches!(server.0.try_wait(), Ok(Some(_))) => {
+                eprintln!("== a server did not listen on {ports:?} ({e}); starting it on others");
+                attempt += 1;
+            }
+            Err(e) => return Err(fail(e)),
+        }
+    }
+}
+
+/// A copy of `command`: its program, arguments, environment and folder.
+fn copy_of(command: &Command) -> Command {
+    let mut copy = Command::new(command.get_program());
+    copy.args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => copy.env(key, value),
+            None => copy.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        copy.current_dir(dir);
+    }
+    copy
 }
 
 /// Runs `command` in the tools folder with its output in `logs/<log_name>`, within
@@ -104,10 +153,24 @@ pub(super) fn wait_within(
 
 /// A loopback port nobody listens on right now.
 pub(crate) fn free_port() -> Result<u16, String> {
-    TcpListener::bind(("127.0.0.1", 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("cannot find a free port: {e}"))
+    free_ports::<1>().map(|[port]| port)
+}
+
+/// `N` different loopback ports nobody listens on right now.
+fn free_ports<const N: usize>() -> Result<[u16; N], String> {
+    let mut held = Vec::with_capacity(N);
+    let mut ports = [0; N];
+    for port in &mut ports {
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .map_err(|e| format!("cannot find a free port: {e}"))?;
+        *port = listener
+            .local_addr()
+            .map_err(|e| format!("cannot find a free port: {e}"))?
+            .port();
+        // Held until all are chosen, so the kernel gives each a different one.
+        held.push(listener);
+    }
+    Ok(ports)
 }
 
 /// Waits until a server accepts connections on `port`, or exits, or time runs out.
@@ -138,5 +201,54 @@ impl Drop for KillOnDrop {
             let _ = self.0.kill();
         }
         let _ = self.0.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_that_exits_before_it_listens_is_started_again_on_other_ports() {
+        let mut tried = Vec::new();
+        let (_server, ports) = start_listening(
+            |ports: [u16; 2]| {
+                tried.push(ports);
+                // The first start exits at once; the second listens (here, in this
+                // process, beside a child that stays up).
+                let program = if tried.len() == 1 {
+                    "true"
+                } else {
+                    for port in ports {
+                        let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+                        std::thread::spawn(move || for _ in listener.incoming() {});
+                    }
+                    "sleep"
+                };
+                let child = Command::new(program).arg("60").spawn().unwrap();
+                Ok::<_, String>(KillOnDrop(child))
+            },
+            |e| e,
+        )
+        .unwrap();
+        assert_eq!(tried.len(), 2);
+        assert_eq!(ports, tried[1]);
+        assert_ne!(ports[0], ports[1]);
+    }
+
+    #[test]
+    fn a_server_that_always_exits_first_fails_after_its_attempts() {
+        let mut starts = 0;
+        let error = start_listening(
+            |[_]| {
+                starts += 1;
+                Ok::<_, String>(KillOnDrop(Command::new("true").spawn().unwrap()))
+            },
+            |e| e,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(starts, START_ATTEMPTS);
+        assert!(error.contains("exited early"), "{error}");
     }
 }
