@@ -1,7 +1,7 @@
 //! A JSON value read only as far as a lenient member needs: a string (borrowed when it
-//! can be), an integer that fits `i64`, or "something else", which is read through to its end and
-//! dropped, never buffered. For members that take one or two kinds and treat every
-//! other kind alike. Unstable: for the SDK's own crates.
+//! can be), an integer that fits `i64`, or "something else", which is read through to its
+//! end and dropped, never buffered. For members that take one or two kinds and treat
+//! every other kind alike. Unstable: for the SDK's own crates.
 //!
 //! ```
 //! use modelctx_types::shallow::Shallow;

@@ -71,11 +71,11 @@ pub(crate) fn start_listening<const N: usize, E>(
             .try_for_each(|&port| wait_listening(&mut server.0, port));
         match listening {
             Ok(()) => return Ok((server, ports)),
-            Err(e) if attempt < START_ATTEMPTS && matches!(server.0.try_wait(), Ok(Some(_))) => {
+            Err(e @ NotListening::Exited(_)) if attempt < START_ATTEMPTS => {
                 eprintln!("== a server did not listen on {ports:?} ({e}); starting it on others");
                 attempt += 1;
             }
-            Err(e) => return Err(fail(e)),
+            Err(e) => return Err(fail(e.to_string())),
         }
     }
 }
@@ -173,20 +173,38 @@ fn free_ports<const N: usize>() -> Result<[u16; N], String> {
     Ok(ports)
 }
 
+/// Why a server started is not listening.
+enum NotListening {
+    /// It exited first (its port may have been taken since it was found free).
+    Exited(std::process::ExitStatus),
+    /// It ran past [`STARTUP_LIMIT`] without listening on `port`.
+    Silent { port: u16 },
+}
+
+impl std::fmt::Display for NotListening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Exited(status) => write!(f, "the server exited early ({status})"),
+            Self::Silent { port } => write!(
+                f,
+                "the server did not listen on port {port} within {STARTUP_LIMIT:?}"
+            ),
+        }
+    }
+}
+
 /// Waits until a server accepts connections on `port`, or exits, or time runs out.
-pub(crate) fn wait_listening(child: &mut Child, port: u16) -> Result<(), String> {
+fn wait_listening(child: &mut Child, port: u16) -> Result<(), NotListening> {
     let deadline = Instant::now() + STARTUP_LIMIT;
     loop {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
             return Ok(());
         }
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(format!("the server exited early ({status})"));
+            return Err(NotListening::Exited(status));
         }
         if Instant::now() >= deadline {
-            return Err(format!(
-                "the server did not listen on port {port} within {STARTUP_LIMIT:?}"
-            ));
+            return Err(NotListening::Silent { port });
         }
         std::thread::sleep(Duration::from_millis(50));
     }
