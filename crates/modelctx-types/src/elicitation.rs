@@ -209,6 +209,7 @@ crate::setters::wire_struct! {
     new(elicitations: Vec<ElicitRequestUrlParams>);
 
     /// Reads it from an error, if the error is a well-formed `-32042`.
+    #[inline]
     pub fn from_error(error: &ErrorData) -> Option<Self> {
         if error.code != ErrorCode::URL_ELICITATION_REQUIRED {
             return None;
@@ -219,16 +220,22 @@ crate::setters::wire_struct! {
 
 impl ErrorData {
     /// `-32042`: the user must complete these URL elicitations first.
+    #[inline]
     pub fn url_elicitation_required(elicitations: Vec<ElicitRequestUrlParams>) -> Self {
-        let message = if elicitations.len() == 1 {
-            "This request requires more information."
-        } else {
-            "This request requires more information (several elicitations)."
-        };
+        let message = url_elicitation_message(elicitations.len());
         let data = UrlElicitationRequiredData::new(elicitations);
         let mut error = Self::new(ErrorCode::URL_ELICITATION_REQUIRED, message);
         error.data = serde_json::to_value(data).ok();
         error
+    }
+}
+
+/// The message of a `-32042` error listing `count` elicitations.
+fn url_elicitation_message(count: usize) -> &'static str {
+    if count == 1 {
+        "This request requires more information."
+    } else {
+        "This request requires more information (several elicitations)."
     }
 }
 
@@ -247,9 +254,7 @@ pub struct UrlElicitationRequiredError {
 impl UrlElicitationRequiredError {
     /// An error answering `id` with these elicitations.
     pub fn new(id: Option<RequestId>, elicitations: Vec<ElicitRequestUrlParams>) -> Self {
-        let message = ErrorData::url_elicitation_required(Vec::new())
-            .message
-            .into_owned();
+        let message = url_elicitation_message(elicitations.len()).to_owned();
         Self {
             id,
             message,
@@ -258,6 +263,7 @@ impl UrlElicitationRequiredError {
     }
 
     /// The error object.
+    #[inline]
     pub fn to_error_data(&self) -> ErrorData {
         let mut error = ErrorData::new(ErrorCode::URL_ELICITATION_REQUIRED, self.message.clone());
         error.data = serde_json::to_value(&self.data).ok();
@@ -265,6 +271,7 @@ impl UrlElicitationRequiredError {
     }
 
     /// The generic error response.
+    #[inline]
     pub fn to_response(&self) -> JsonRpcErrorResponse {
         JsonRpcErrorResponse::new(self.id.clone(), self.to_error_data())
     }
@@ -384,5 +391,21 @@ mod tests {
                 .elicitation_id(),
             "e2"
         );
+    }
+
+    #[test]
+    fn url_elicitation_required_error_says_what_its_error_data_says() {
+        let one = vec![ElicitRequestUrlParams::new("auth", "e1", "https://a")];
+        let two = vec![
+            one[0].clone(),
+            ElicitRequestUrlParams::new("pay", "e2", "https://b"),
+        ];
+        for list in [one, two] {
+            let typed = UrlElicitationRequiredError::new(None, list.clone());
+            assert_eq!(
+                typed.to_error_data(),
+                ErrorData::url_elicitation_required(list)
+            );
+        }
     }
 }

@@ -21,11 +21,13 @@ macro_rules! typed_members {
         /// Typed access to the members of the 2026-07-28 envelope kept in `_meta`.
         impl Meta {$(
             #[doc = concat!("`", $key, "`, when present and well formed.")]
+            #[inline]
             pub fn $get(&self) -> Option<$ty> {
                 self.typed(Self::$const)
             }
 
             #[doc = concat!("Sets `", $key, "`.")]
+            #[inline]
             pub fn $set(&mut self, $arg: &$ty) {
                 self.set_typed(Self::$const, $arg);
             }
@@ -141,12 +143,14 @@ macro_rules! meta_objects {
         impl $ty {
             #[doc = concat!("Reads it from ", $from, "; fails when a reserved key is malformed ",
                 "or a key it requires is missing.")]
+            #[inline]
             pub fn from_meta(meta: &Meta) -> Result<Self, serde_json::Error> {
                 Self::deserialize(meta.as_map())
             }
         }
 
         impl From<$ty> for Meta {
+            #[inline]
             fn from(value: $ty) -> Self {
                 to_meta(&value)
             }

@@ -127,6 +127,7 @@ impl InputResponses {
     }
 
     /// Adds `response` as the answer under `key`, replacing an earlier one.
+    #[inline]
     pub fn insert(&mut self, key: impl Into<String>, response: impl Into<InputResponse>) {
         let value = serde_json::to_value(response.into()).unwrap_or(Value::Null);
         self.0.insert(key.into(), value);
@@ -139,6 +140,7 @@ impl InputResponses {
     }
 
     /// The answer under `key`, decoded (`None`: no answer under that key).
+    #[inline]
     pub fn get(&self, key: &str) -> Option<Result<InputResponse, serde_json::Error>> {
         self.get_as(key)
     }
@@ -198,6 +200,7 @@ impl<K: Into<String>, R: Into<InputResponse>> FromIterator<(K, R)> for InputResp
 }
 
 impl From<BTreeMap<String, InputResponse>> for InputResponses {
+    #[inline]
     fn from(map: BTreeMap<String, InputResponse>) -> Self {
         map.into_iter().collect()
     }

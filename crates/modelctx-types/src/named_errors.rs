@@ -157,6 +157,7 @@ macro_rules! data_error {
             pub const CODE: ErrorCode = ErrorCode::$code;
 
             /// The generic error object.
+            #[inline]
             pub fn to_error_data(&self) -> ErrorData {
                 let mut error = ErrorData::new(Self::CODE, self.message.clone());
                 error.data = serde_json::to_value(&self.data).ok();
@@ -164,11 +165,13 @@ macro_rules! data_error {
             }
 
             /// The generic error response.
+            #[inline]
             pub fn to_response(&self) -> JsonRpcErrorResponse {
                 JsonRpcErrorResponse::new(self.id.clone(), self.to_error_data())
             }
 
             #[doc = concat!("Reads it from a generic error response, if it is a well-formed `", $code_text, "`.")]
+            #[inline]
             pub fn from_response(response: &JsonRpcErrorResponse) -> Option<Self> {
                 if response.error.code != Self::CODE {
                     return None;
