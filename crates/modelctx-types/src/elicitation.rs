@@ -222,20 +222,7 @@ impl ErrorData {
     /// `-32042`: the user must complete these URL elicitations first.
     #[inline]
     pub fn url_elicitation_required(elicitations: Vec<ElicitRequestUrlParams>) -> Self {
-        let message = url_elicitation_message(elicitations.len());
-        let data = UrlElicitationRequiredData::new(elicitations);
-        let mut error = Self::new(ErrorCode::URL_ELICITATION_REQUIRED, message);
-        error.data = serde_json::to_value(data).ok();
-        error
-    }
-}
-
-/// The message of a `-32042` error listing `count` elicitations.
-fn url_elicitation_message(count: usize) -> &'static str {
-    if count == 1 {
-        "This request requires more information."
-    } else {
-        "This request requires more information (several elicitations)."
+        UrlElicitationRequiredError::new(None, elicitations).to_error_data()
     }
 }
 
@@ -254,10 +241,14 @@ pub struct UrlElicitationRequiredError {
 impl UrlElicitationRequiredError {
     /// An error answering `id` with these elicitations.
     pub fn new(id: Option<RequestId>, elicitations: Vec<ElicitRequestUrlParams>) -> Self {
-        let message = url_elicitation_message(elicitations.len()).to_owned();
+        let message = if elicitations.len() == 1 {
+            "This request requires more information."
+        } else {
+            "This request requires more information (several elicitations)."
+        };
         Self {
             id,
-            message,
+            message: message.to_owned(),
             data: UrlElicitationRequiredData::new(elicitations),
         }
     }
@@ -394,18 +385,23 @@ mod tests {
     }
 
     #[test]
-    fn url_elicitation_required_error_says_what_its_error_data_says() {
+    fn url_elicitation_required_says_one_elicitation_or_several() {
         let one = vec![ElicitRequestUrlParams::new("auth", "e1", "https://a")];
         let two = vec![
             one[0].clone(),
             ElicitRequestUrlParams::new("pay", "e2", "https://b"),
         ];
-        for list in [one, two] {
-            let typed = UrlElicitationRequiredError::new(None, list.clone());
-            assert_eq!(
-                typed.to_error_data(),
-                ErrorData::url_elicitation_required(list)
-            );
-        }
+        assert_eq!(
+            UrlElicitationRequiredError::new(None, one.clone()).message,
+            "This request requires more information."
+        );
+        assert_eq!(
+            ErrorData::url_elicitation_required(two).message,
+            "This request requires more information (several elicitations)."
+        );
+        assert_eq!(
+            ErrorData::url_elicitation_required(one.clone()),
+            UrlElicitationRequiredError::new(None, one).to_error_data()
+        );
     }
 }
