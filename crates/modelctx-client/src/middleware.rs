@@ -13,7 +13,6 @@ use futures::future::BoxFuture;
 use modelctx_session::RequestContext;
 pub use modelctx_session::middleware::McpNotification;
 use modelctx_types::{ErrorData, RawValue};
-use tower::service_fn;
 
 use crate::{ClientBuilder, RequestFn};
 
@@ -137,10 +136,10 @@ pub(crate) type Chain<R = McpRequest, T = Box<RawValue>> =
 /// The request chain of `layers`, around `handlers`.
 pub(crate) fn request_chain(layers: Vec<Wrap>, handlers: &Handlers) -> Option<Arc<Chain>> {
     let handlers = handlers.clone();
-    let innermost = service_fn(move |request: McpRequest| {
+    let innermost = move |request: McpRequest| {
         let (method, params, context) = request.into_parts();
         answer(&handlers, &method, params, context)
-    });
+    };
     Chain::stack(layers, innermost).map(Arc::new)
 }
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_types::{Completion, ErrorData};
 
 use crate::error::{BoxError, into_error_data};

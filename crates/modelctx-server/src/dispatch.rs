@@ -15,7 +15,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_session::encode_result;
 use modelctx_types::{
     CacheScope, CallToolRequest, CallToolRequestParams, CompleteRequest, CompleteRequestParams,

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Weak};
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 #[cfg(feature = "tasks")]
 pub(crate) use modelctx_session::tasks::TaskHost;
 use modelctx_session::{Peer, SessionConfig};

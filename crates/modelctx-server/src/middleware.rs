@@ -6,11 +6,10 @@
 
 use std::borrow::Cow;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 pub use modelctx_session::middleware::McpNotification;
 pub(crate) use modelctx_session::middleware::{NotificationHandlers, notify};
 use modelctx_types::{ErrorData, RawValue};
-use tower::service_fn;
 
 use crate::request::Context;
 
@@ -52,7 +51,7 @@ pub(crate) type Chain<R = McpRequest, T = Box<RawValue>> =
 
 /// The request chain of `layers`.
 pub(crate) fn request_chain(layers: Vec<Wrap>) -> Option<Chain> {
-    Chain::stack(layers, service_fn(dispatch))
+    Chain::stack(layers, dispatch)
 }
 
 /// Runs `method` through the request chain.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 #[cfg(feature = "schemars")]
 use modelctx_types::PromptArgument;
 use modelctx_types::{ErrorData, GetPromptResult, JsonObject, Meta, Prompt, PromptMessage};

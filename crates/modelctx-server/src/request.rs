@@ -6,7 +6,7 @@
 use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 #[cfg(feature = "tasks")]
 use modelctx_session::tasks::TaskRun;
 use modelctx_session::{CancellationToken, RequestContext};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_types::{
     Annotations, BlobResourceContents, ErrorData, JsonObject, Meta, Resource, ResourceTemplate,
     TextOrBlobResourceContents, TextResourceContents,

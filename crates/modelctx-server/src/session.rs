@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_session::{CancellationToken, Peer, SessionError};
 use modelctx_store::{SessionSnapshot, SharedSession};
 use modelctx_types::{

@@ -30,7 +30,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 #[cfg(feature = "tasks")]
 use modelctx_session::parse_params;
 use modelctx_session::tasks::TaskOwner;

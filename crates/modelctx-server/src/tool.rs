@@ -7,11 +7,9 @@
 //! schema (not for `isError`).
 
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt;
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_types::{
     CallToolRequestParams, CallToolResult, ErrorData, JsonObject, Meta, TaskSupport, Tool,
     ToolAnnotations,
@@ -316,7 +314,7 @@ impl RegisteredTool {
                 .map(std::mem::take)
                 .unwrap_or_default()
         };
-        let run = AssertUnwindSafe((self.handler)(args, cx)).catch_unwind();
+        let run = modelctx_session::catch_unwind((self.handler)(args, cx));
         let mut result = match run.await {
             Ok(Ok(result)) => result,
             Ok(Err(ToolError::Execution(message))) => {

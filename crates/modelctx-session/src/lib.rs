@@ -9,7 +9,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use std::sync::Arc;
-//! use futures::future::BoxFuture;
+//! use futures_core::future::BoxFuture;
 //! use modelctx_session::{start, Peer, RequestContext, Service, SessionConfig};
 //! use modelctx_types::{ErrorData, JsonRpcRequest, RawValue};
 //!
@@ -83,6 +83,7 @@ mod runtime;
 mod service;
 pub mod tasks;
 mod trace;
+mod unwind;
 
 use std::time::Duration;
 
@@ -94,6 +95,8 @@ pub use service::{
     NotificationFn, ProgressReporter, RequestContext, Service, encode_result, notification_fn,
     parse_params,
 };
+#[doc(hidden)]
+pub use unwind::{CatchUnwind, catch_unwind};
 
 /// Re-exported for handlers that watch for cancellation.
 pub use tokio_util::sync::CancellationToken;

@@ -11,13 +11,12 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_transport::Extensions;
 use modelctx_types::{ErrorData, RawValue, to_raw};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tower::util::BoxCloneService;
-use tower::{Layer, Service, ServiceExt};
+use tower::{Layer, Service};
 
 use crate::peer::Peer;
 use crate::service::{NotificationFn, RequestContext, parse_params};
@@ -130,11 +129,47 @@ impl AsRef<Extensions> for RequestContext {
 
 /// The service a layer wraps: the layers inside it, then the role's own answering.
 /// Cheap to clone, as tower's pattern of cloning a service for each call needs.
-pub struct Next<R, T>(BoxCloneService<R, T, ErrorData>);
+pub struct Next<R, T>(Box<dyn Boxed<R, T>>);
+
+impl<R, T> Next<R, T> {
+    fn new<S>(service: S) -> Self
+    where
+        S: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
+        S::Future: Send + 'static,
+    {
+        Self(Box::new(service))
+    }
+}
 
 impl<R, T> Clone for Next<R, T> {
     fn clone(&self) -> Self {
-        Self(self.0.clone())
+        Self(self.0.clone_boxed())
+    }
+}
+
+/// A service of the chain with its type erased: its future boxed, and cloned through
+/// the box.
+trait Boxed<R, T>: Send {
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>>;
+    fn call(&mut self, request: R) -> BoxFuture<'static, Result<T, ErrorData>>;
+    fn clone_boxed(&self) -> Box<dyn Boxed<R, T>>;
+}
+
+impl<R, T, S> Boxed<R, T> for S
+where
+    S: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
+        Service::poll_ready(self, cx)
+    }
+
+    fn call(&mut self, request: R) -> BoxFuture<'static, Result<T, ErrorData>> {
+        Box::pin(Service::call(self, request))
+    }
+
+    fn clone_boxed(&self) -> Box<dyn Boxed<R, T>> {
+        Box::new(self.clone())
     }
 }
 
@@ -170,7 +205,29 @@ where
     L::Service: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
     <L::Service as Service<R>>::Future: Send + 'static,
 {
-    Box::new(move |next| Next(BoxCloneService::new(layer.layer(next))))
+    Box::new(move |next| Next::new(layer.layer(next)))
+}
+
+/// The role's own answering, as the service the innermost layer wraps: always ready.
+#[derive(Clone)]
+struct Innermost<F>(F);
+
+impl<R, T, F, Fut> Service<R> for Innermost<F>
+where
+    F: Fn(R) -> Fut,
+    Fut: Future<Output = Result<T, ErrorData>>,
+{
+    type Response = T;
+    type Error = ErrorData;
+    type Future = Fut;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), ErrorData>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: R) -> Fut {
+        (self.0)(request)
+    }
 }
 
 /// Layers around a role's answering, built once. A call clones the outermost service
@@ -185,18 +242,18 @@ impl<R, T> fmt::Debug for Chain<R, T> {
 }
 
 impl<R: Send + 'static, T: 'static> Chain<R, T> {
-    /// The chain of `layers` around `innermost`, the first given outermost; `None`
-    /// without layers, so that a role without middleware answers as directly as if none
-    /// existed.
-    pub fn stack<S>(layers: Vec<Wrap<R, T>>, innermost: S) -> Option<Self>
+    /// The chain of `layers` around `innermost` (the role's own answering), the first
+    /// given outermost; `None` without layers, so that a role without middleware
+    /// answers as directly as if none existed.
+    pub fn stack<F, Fut>(layers: Vec<Wrap<R, T>>, innermost: F) -> Option<Self>
     where
-        S: Service<R, Response = T, Error = ErrorData> + Clone + Send + 'static,
-        S::Future: Send + 'static,
+        F: Fn(R) -> Fut + Clone + Send + 'static,
+        Fut: Future<Output = Result<T, ErrorData>> + Send + 'static,
     {
         if layers.is_empty() {
             return None;
         }
-        let innermost = Next(BoxCloneService::new(innermost));
+        let innermost = Next::new(Innermost(innermost));
         let outermost = layers
             .into_iter()
             .rev()
@@ -206,8 +263,11 @@ impl<R: Send + 'static, T: 'static> Chain<R, T> {
 
     /// Runs `request` through the chain.
     pub fn run(&self, request: R) -> BoxFuture<'static, Result<T, ErrorData>> {
-        let service = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        Box::pin(service.oneshot(request))
+        let mut service = self.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Box::pin(async move {
+            std::future::poll_fn(|cx| Service::poll_ready(&mut service, cx)).await?;
+            Service::call(&mut service, request).await
+        })
     }
 }
 
@@ -246,14 +306,14 @@ impl Chain<McpNotification, ()> {
         handlers: &NotificationHandlers,
     ) -> Option<Self> {
         let handlers = handlers.clone();
-        let innermost = tower::service_fn(move |notification: McpNotification| {
+        let innermost = move |notification: McpNotification| {
             let (method, params, peer) = notification.into_parts();
             let delivered = deliver(&handlers, &method, params, peer);
             async move {
                 delivered.await;
                 Ok(())
             }
-        });
+        };
         Self::stack(layers, innermost)
     }
 }

@@ -58,14 +58,12 @@
 //! own, at most `MAX_WAITING_RUNTIME_ANSWERS` at once, dropped beyond that. The session's
 //! end still waits for those tasks, under `SEND_FLUSH_LIMIT`.
 
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
-use futures::FutureExt;
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_transport::{
     DirectReceiver, EraRead, Extensions, MessageStream, Transport, TransportMessage,
 };
@@ -83,6 +81,7 @@ use crate::peer::{Outcome, Peer, Progress, Shared};
 use crate::pending::PendingTable;
 use crate::service::{RequestContext, Service};
 use crate::trace::{self, Direction, RequestTrace, SessionTrace};
+use crate::unwind::catch_unwind;
 
 /// How long the session's end waits for answers it already gave to leave.
 const SEND_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -216,7 +215,7 @@ fn notification_job(core: &Core, delivery: Delivery) -> NotificationJob {
             let method = n.method.clone();
             let handler = service.clone().handle_notification(n, peer.clone());
             Box::pin(async move {
-                if let Err(panic) = AssertUnwindSafe(handler).catch_unwind().await {
+                if let Err(panic) = catch_unwind(handler).await {
                     let error = ErrorData::internal_error(format!(
                         "the handler of notification {method} panicked: {}",
                         panic_text(&*panic)
@@ -232,9 +231,7 @@ fn notification_job(core: &Core, delivery: Delivery) -> NotificationJob {
 /// Hands `error` to the service's error handler, its panic caught (and not reported
 /// again).
 async fn report(service: Arc<dyn Service>, error: ErrorData, peer: Peer) {
-    let _ = AssertUnwindSafe(service.handle_error(error, peer))
-        .catch_unwind()
-        .await;
+    let _ = catch_unwind(service.handle_error(error, peer)).await;
 }
 
 /// What a panic said, when it said it with a string.
@@ -852,8 +849,7 @@ async fn handle(
     };
     let context =
         RequestContext::new(&request, token.clone(), peer, era, shares).with_extensions(extensions);
-    let mut fut =
-        std::pin::pin!(AssertUnwindSafe(service.handle_request(request, context)).catch_unwind());
+    let mut fut = std::pin::pin!(catch_unwind(service.handle_request(request, context)));
     // The handler first: one that answers in its first poll never registers a waiter on
     // the token (the check below still drops its answer if the request was cancelled).
     let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;

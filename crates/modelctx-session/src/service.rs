@@ -16,7 +16,7 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_transport::{EraRead, Extensions, MetaPlace};
 use modelctx_types::{
     ErrorData, JsonRpcNotification, JsonRpcRequest, Meta, MetaSlot, NotificationMethod,

@@ -22,7 +22,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use crate::framing::{FrameError, LineDecoder, encode_line};
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_transport::{MessageSink, MessageStream, Transport, TransportError, TransportMessage};
 use modelctx_types::JsonRpcMessage;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};

@@ -7,8 +7,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 use crate::table::shrink_drained;
-use futures::FutureExt;
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 
 /// The id of one SSE event: the stream it belongs to and its position on that stream.
 ///
@@ -94,7 +93,7 @@ pub trait EventStore: Send + Sync + 'static {
     /// it returns.
     fn flushed(&self, session: &str) -> BoxFuture<'static, ()> {
         let _ = session;
-        futures::future::ready(()).boxed()
+        Box::pin(std::future::ready(()))
     }
 
     /// Where the requests running on the streams of shared sessions are recorded, when
@@ -198,7 +197,7 @@ impl EventStore for InMemoryEventStore {
     }
 
     fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'static, Replay> {
-        futures::future::ready(self.replay_now(session, after)).boxed()
+        Box::pin(std::future::ready(self.replay_now(session, after)))
     }
 
     fn forget_session(&self, session: &str) {

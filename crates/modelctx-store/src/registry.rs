@@ -5,8 +5,8 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::SessionSnapshot;
-use futures::future::BoxFuture;
-use futures::stream::BoxStream;
+use futures_core::future::BoxFuture;
+use futures_core::stream::BoxStream;
 
 /// Where the sessions of several streamable HTTP services (modelctx-http's
 /// `StreamableHttpService`, typically processes behind one load balancer) are recorded, so that any of them can

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 
 /// What a [`RunStore`] knows of the request answered on one stream of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@
 //! (`on_change`), and may say which requests are safe to run again when the process
 //! running them stopped before answering (`on_rerun`; by default none is).
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_types::JsonRpcRequest;
 
 use crate::{RegistryError, SessionSnapshot};

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 
 /// Why a [`SingleUseIds`] store could not say whether an id is new (unreachable, full).
 /// The id is then refused: never taken as new.

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_types::{ErrorData, RawValue, Task, TaskStatus};
 
 /// Who may reach a task, and whose `tasks/list` shows it:

@@ -73,7 +73,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_types::{JsonRpcMessage, RequestId};
 
 pub use clock::{RequestClock, RequestClocks};

@@ -7,7 +7,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_session::{Peer, RequestContext, Service, SessionConfig, parse_params};
 use modelctx_transport::Transport;
 use modelctx_types::{

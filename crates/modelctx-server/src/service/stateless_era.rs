@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_session::{RequestContext, parse_params};
 use modelctx_types::{
     ErrorData, JsonRpcRequest, Meta, RawValue, ServerCapabilities, SubscriptionFilter,

@@ -24,7 +24,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_transport::MessageSink;
 use modelctx_types::{
     JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, Meta, NotificationMethod, RawValue,

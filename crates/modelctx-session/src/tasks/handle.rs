@@ -3,9 +3,12 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{self, Poll};
 use std::time::Duration;
 
-use futures::stream::BoxStream;
+use futures_core::future::BoxFuture;
+use futures_core::stream::{BoxStream, Stream};
 use modelctx_types::{
     CancelTaskRequest, CancelTaskRequestParams, CreateTaskResult, GetTaskPayloadRequest,
     GetTaskPayloadRequestParams, GetTaskRequest, GetTaskRequestParams, RequestMethod, Task,
@@ -136,29 +139,69 @@ impl<R: DeserializeOwned + Send + 'static> TaskHandle<R> {
     /// The task's statuses as they change, from polling `tasks/get` at the interval the
     /// receiver suggests (at least 10 ms); ends after a terminal status or an error.
     pub fn statuses(&self) -> BoxStream<'static, Result<Task, SessionError>> {
-        let handle = self.clone();
-        let state = (handle, None::<TaskStatus>, false);
-        Box::pin(futures::stream::unfold(
-            state,
-            |(handle, mut last, done)| async move {
-                if done {
-                    return None;
-                }
-                loop {
-                    match handle.status().await {
-                        Err(e) => return Some((Err(e), (handle, last, true))),
-                        Ok(task) => {
-                            let terminal = task.status.is_terminal();
-                            if last.as_ref() != Some(&task.status) {
-                                last = Some(task.status.clone());
-                                return Some((Ok(task), (handle, last, terminal)));
-                            }
-                            let wait = task.poll_interval.unwrap_or(1000).max(10);
-                            tokio::time::sleep(Duration::from_millis(wait)).await;
-                        }
-                    }
-                }
-            },
-        ))
+        Box::pin(Statuses {
+            peer: self.peer.clone(),
+            id: self.id().to_owned(),
+            last: None,
+            polling: None,
+            done: false,
+        })
+    }
+}
+
+/// The stream of [`TaskHandle::statuses`]: each item is the next status that differs
+/// from the last one; it ends after a terminal status or an error.
+struct Statuses {
+    peer: Peer,
+    id: String,
+    last: Option<TaskStatus>,
+    /// The wait for the next change, under way.
+    polling: Option<BoxFuture<'static, Result<Task, SessionError>>>,
+    done: bool,
+}
+
+impl Stream for Statuses {
+    type Item = Result<Task, SessionError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut task::Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        let polling = this.polling.get_or_insert_with(|| {
+            Box::pin(next_change(
+                this.peer.clone(),
+                this.id.clone(),
+                this.last.clone(),
+            ))
+        });
+        let answer = std::task::ready!(polling.as_mut().poll(cx));
+        this.polling = None;
+        match &answer {
+            Ok(task) => {
+                this.done = task.status.is_terminal();
+                this.last = Some(task.status.clone());
+            }
+            Err(_) => this.done = true,
+        }
+        Poll::Ready(Some(answer))
+    }
+}
+
+/// Task `id` once its status is no longer `last`: `tasks/get` polled at the interval
+/// the receiver suggests (at least 10 ms).
+async fn next_change(
+    peer: Peer,
+    id: String,
+    last: Option<TaskStatus>,
+) -> Result<Task, SessionError> {
+    loop {
+        let params = GetTaskRequestParams::new(id.as_str());
+        let task = peer.request::<GetTaskRequest>(params).await?.task;
+        if last.as_ref() != Some(&task.status) {
+            return Ok(task);
+        }
+        let wait = task.poll_interval.unwrap_or(1000).max(10);
+        tokio::time::sleep(Duration::from_millis(wait)).await;
     }
 }

@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
-use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
+use futures_core::future::BoxFuture;
 use modelctx_types::ext_tasks;
 use modelctx_types::{
     CancelTaskRequestParams, CancelTaskResult, ErrorData, GetTaskPayloadRequestParams,

@@ -25,7 +25,7 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
+use futures_core::future::BoxFuture;
 use modelctx_transport::{
     ConnectionState, MessageSink, MessageStream, ReconnectPolicy, SessionReplay, Transport,
     TransportError, TransportMessage,
