@@ -105,8 +105,7 @@ impl<R: DeserializeOwned + Send + 'static> TaskHandle<R> {
 
     /// `tasks/get`: the task as it stands now.
     pub async fn status(&self) -> Result<Task, SessionError> {
-        let params = GetTaskRequestParams::new(self.id());
-        Ok(self.peer.request::<GetTaskRequest>(params).await?.task)
+        get_task(&self.peer, self.id()).await
     }
 
     /// `tasks/result`: waits until the task is terminal and returns the request's
@@ -196,12 +195,17 @@ async fn next_change(
     last: Option<TaskStatus>,
 ) -> Result<Task, SessionError> {
     loop {
-        let params = GetTaskRequestParams::new(id.as_str());
-        let task = peer.request::<GetTaskRequest>(params).await?.task;
+        let task = get_task(&peer, &id).await?;
         if last.as_ref() != Some(&task.status) {
             return Ok(task);
         }
         let wait = task.poll_interval.unwrap_or(1000).max(10);
         tokio::time::sleep(Duration::from_millis(wait)).await;
     }
+}
+
+/// `tasks/get` of task `id`, as `peer` runs it now.
+async fn get_task(peer: &Peer, id: &str) -> Result<Task, SessionError> {
+    let params = GetTaskRequestParams::new(id);
+    Ok(peer.request::<GetTaskRequest>(params).await?.task)
 }
